@@ -1,0 +1,23 @@
+#!/bin/sh
+# Installs the Debian packages srvscope needs to build, test and benchmark.
+# Idempotent: only what is missing is installed; nothing happens when all is there.
+set -e
+PKGS="make gcc g++ clang llvm libbpf-dev bpftool libunwind-dev libelf-dev libdw-dev
+libjansson-dev libncurses-dev zlib1g-dev libzstd-dev liblzma-dev libbz2-dev libiberty-dev
+libprotobuf-c-dev protobuf-c-compiler elfutils binutils libc6-dbg perl iproute2 tmux gdb
+linux-perf bpftrace memcached libmemcached-tools python3"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "srvscope: missing packages:$missing; run 'sudo scripts/install-deps.sh'" >&2
+	exit 1
+fi
+echo "installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

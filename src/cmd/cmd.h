@@ -1,0 +1,12 @@
+/* The subcommands: one file each under src/cmd/, each parses its own options. */
+#ifndef SRVSCOPE_CMD_CMD_H
+#define SRVSCOPE_CMD_CMD_H
+
+int cmd_stacks(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_blocking(int argc, char **argv);
+int cmd_sched(int argc, char **argv);
+int cmd_flame(int argc, char **argv);
+
+#endif

@@ -1,0 +1,43 @@
+/* Small helpers shared by every part of srvscope: error reporting in the git style,
+ * checked allocation, number parsing with range checks, and clocks. */
+#ifndef SRVSCOPE_UTIL_H
+#define SRVSCOPE_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Prints "srvscope: <message>" to stderr and returns -1, so callers can write
+ * `return error("cannot open '%s'", path);`. */
+int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "srvscope: warning: <message>" to stderr. */
+void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints a notice to stderr unless quiet mode is set. */
+void notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern bool util_quiet;
+
+/* Allocation that never returns NULL: running out of memory ends srvscope with a
+ * message (the target is never affected: the kernel detaches it). */
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t n);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+/* Grows *arr (of *cap elements of size elem) so that it holds at least need elements. */
+void xgrow(void **arr, size_t *cap, size_t need, size_t elem);
+
+/* Parse a whole string as a number within [min, max]. On failure prints
+ * "srvscope: invalid value '<s>' for <option>: ..." and returns -1. */
+int parse_long(const char *option, const char *s, long min, long max, long *out);
+int parse_double(const char *option, const char *s, double min, double max, double *out);
+
+uint64_t now_ns(void);          /* CLOCK_MONOTONIC */
+uint64_t now_realtime_ns(void); /* CLOCK_REALTIME */
+
+/* Reads a whole small file (such as one under /proc) into buf, NUL-terminated.
+ * Returns the length read or -errno. */
+ssize_t read_file(const char *path, char *buf, size_t size);
+
+#endif

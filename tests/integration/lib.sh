@@ -1,0 +1,64 @@
+# Shared helpers for the TAP integration scripts (sourced, bash).
+# Every script: `. "$(dirname "$0")/lib.sh"`, then ok/is/like checks, then `done_testing`.
+# Fixture processes started with start_fixture are killed when the script exits.
+set -u
+: "${BUILD:=build}"
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+: "${SRVSCOPE:=$TOP/$BUILD/srvscope}"
+: "${FIXTURES:=$TOP/$BUILD/fixtures}"
+TMP=$(mktemp -d /tmp/srvscope-test.XXXXXX)
+_n=0
+_failed=0
+_pids=""
+
+cleanup() {
+	for p in $_pids; do kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+ok() { # ok COND-EXIT-STATUS DESCRIPTION
+	_n=$((_n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $_n - $2"; else
+		echo "not ok $_n - $2"; _failed=$((_failed + 1)); fi
+}
+check() { # check DESCRIPTION COMMAND...
+	local d=$1; shift
+	if "$@"; then ok 0 "$d"; else ok 1 "$d"; fi
+}
+is() { # is GOT WANT DESCRIPTION
+	if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; echo "#   got '$1', want '$2'"; fi
+}
+like() { # like TEXT REGEX DESCRIPTION
+	if printf '%s\n' "$1" | grep -Eq -- "$2"; then ok 0 "$3"; else
+		ok 1 "$3"; echo "#   '$2' not found in:"; printf '%s\n' "$1" | head -20 | sed 's/^/#   /'; fi
+}
+diag() { echo "# $*"; }
+# A test that cannot run here: a failure under CI=true (CI has root, BPF and BTF).
+skip_all() {
+	if [ "${CI:-}" = true ]; then echo "1..1"; echo "not ok 1 - cannot run under CI: $*"; exit 1; fi
+	echo "1..0 # SKIP $*"; exit 0
+}
+need_root() { [ "$(id -u)" = 0 ] || skip_all "needs root"; }
+done_testing() { echo "1..$_n"; [ "$_failed" -eq 0 ]; exit $?; }
+
+# start_fixture NAME ARGS...: starts a fixture, waits for it to print "ready", sets FPID.
+start_fixture() {
+	local bin=$1; shift
+	local out="$TMP/fixture.$$.$RANDOM"
+	"$bin" "$@" >"$out" 2>&1 &
+	FPID=$!
+	_pids="$_pids $FPID"
+	local i=0
+	while ! grep -q ready "$out" 2>/dev/null; do
+		i=$((i + 1))
+		if [ $i -gt 500 ] || ! kill -0 "$FPID" 2>/dev/null; then
+			echo "# fixture $bin did not become ready"; cat "$out" | sed 's/^/#   /'; return 1
+		fi
+		sleep 0.01
+	done
+}
+# Thread state letters of all threads of a pid, e.g. "SSSRt".
+states_of() { cat /proc/"$1"/task/*/stat 2>/dev/null | sed 's/^.*) \(.\).*/\1/' | tr -d '\n'; }
+tracer_of() { awk '/^TracerPid/ {print $2}' /proc/"$1"/status; }
