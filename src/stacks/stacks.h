@@ -1,0 +1,48 @@
+/* Taking stacks of every thread of a process: the samplers (ptrace, BPF "nostop") fill a
+ * snapshot's raw part; a stack session keeps what does not change between samples
+ * (maps, ELF objects, unwind tables, symbols) and turns raw samples into frames. */
+#ifndef SRVSCOPE_STACKS_STACKS_H
+#define SRVSCOPE_STACKS_STACKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct snapshot;
+
+enum stacks_mode {
+	STACKS_MODE_AUTO,   /* nostop when the kernel allows it, else ptrace */
+	STACKS_MODE_PTRACE, /* stop each thread briefly with PTRACE_INTERRUPT */
+	STACKS_MODE_NOSTOP, /* BPF task iterator: never stops the target */
+};
+
+struct stacks_opts {
+	enum stacks_mode mode;
+	bool consistent;   /* ptrace: freeze all threads together */
+	bool kernel;       /* also take kernel stacks */
+	size_t stack_size; /* bytes of user stack copied per thread (default 16 KiB) */
+};
+
+#define STACKS_DEFAULT_STACK_SIZE (16 * 1024)
+
+/* Captures registers + stack copies of every thread of pid into snap (raw part only).
+ * Returns 0 or a negative errno; on error a one-line message has been printed. The
+ * target is always left running (or stopped, if it was stopped before) and untraced. */
+int ptrace__capture(pid_t pid, const struct stacks_opts *opts, struct snapshot *snap);
+int nostop__capture(pid_t pid, const struct stacks_opts *opts, struct snapshot *snap);
+/* Whether nostop can work on this kernel; if not, why (a phrase naming what is missing). */
+bool nostop__available(char *why, size_t len);
+
+struct stacks_session;
+/* Validates pid (exists, not a kernel thread, permission, not traced by another tracer),
+ * prints a one-line error and returns NULL if it cannot be sampled. */
+struct stacks_session *stacks_session__new(pid_t pid, const struct stacks_opts *opts);
+void stacks_session__delete(struct stacks_session *s);
+/* Takes one sample: capture, unwind, symbolize. Returns a snapshot owned by the caller
+ * (snapshot__delete), or NULL after printing an error (e.g. the process exited).
+ * Caches are kept across calls and invalidated when the target's maps change. */
+struct snapshot *stacks_session__sample(struct stacks_session *s);
+/* The mode actually used ("ptrace" or "nostop"), after auto-selection. */
+const char *stacks_session__mode(const struct stacks_session *s);
+
+#endif
