@@ -31,8 +31,10 @@ void snapshot__delete(struct snapshot *snap)
 	if (!snap)
 		return;
 	snapshot__drop_stacks(snap);
-	for (i = 0; i < snap->nr_threads; i++)
+	for (i = 0; i < snap->nr_threads; i++) {
 		free(snap->threads[i].frames);
+		free(snap->threads[i].ktext);
+	}
 	free(snap->threads);
 	free(snap);
 }

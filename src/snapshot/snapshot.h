@@ -45,6 +45,7 @@ struct thread_sample {
 
 	uint64_t kips[SNAP_MAX_KFRAMES]; /* kernel stack, innermost first */
 	unsigned int nr_kips;
+	char *ktext; /* or, in ptrace mode, /proc/PID/task/TID/stack text (names only) */
 
 	/* Filled by unwinding: user return addresses, innermost first. */
 	uint64_t ips[SNAP_MAX_FRAMES];

@@ -1,0 +1,151 @@
+/* Reading threads, names and states from /proc, and target validation. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proc/task.h"
+#include "util/util.h"
+
+#define PF_KTHREAD 0x00200000
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int proc_tasks__list(pid_t pid, pid_t **out)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+	pid_t *tids = NULL;
+	size_t n = 0, cap = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		xgrow((void **)&tids, &cap, n + 1, sizeof(*tids));
+		tids[n++] = atoi(de->d_name);
+	}
+	closedir(d);
+	if (n)
+		qsort(tids, n, sizeof(*tids), cmp_pid);
+	*out = tids;
+	return n;
+}
+
+/* Parses the text of a stat file: "tid (comm) S ppid ...". The comm may contain spaces
+ * and parentheses, so the state follows the last ')'. */
+static int parse_stat(const char *buf, struct task_stat *st)
+{
+	const char *open = strchr(buf, '('), *close = strrchr(buf, ')');
+	size_t len;
+	int field;
+	const char *p;
+
+	if (!open || !close || close < open || !close[1] || !close[2])
+		return -EINVAL;
+	len = close - open - 1;
+	if (len > sizeof(st->comm) - 1)
+		len = sizeof(st->comm) - 1;
+	memcpy(st->comm, open + 1, len);
+	st->comm[len] = '\0';
+	st->state = close[2];
+	/* flags is field 9; the state is field 3. */
+	p = close + 2;
+	for (field = 3; field < 9 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	st->flags = p ? strtoul(p, NULL, 10) : 0;
+	return 0;
+}
+
+int proc_task__stat(pid_t pid, pid_t tid, struct task_stat *st)
+{
+	char path[64], buf[512];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	n = read_file(path, buf, sizeof(buf));
+	if (n == -ENOENT)
+		return -ESRCH;
+	if (n < 0)
+		return n;
+	return parse_stat(buf, st);
+}
+
+char *proc_task__kstack(pid_t pid, pid_t tid)
+{
+	char path[64], buf[8192];
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stack", pid, tid);
+	len = read_file(path, buf, sizeof(buf));
+	if (len < 0) {
+		errno = -len;
+		return NULL;
+	}
+	return xstrdup(buf);
+}
+
+static void read_tracer(pid_t pid, pid_t *tracer)
+{
+	char path[64], buf[4096], *p;
+
+	*tracer = 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (read_file(path, buf, sizeof(buf)) < 0)
+		return;
+	p = strstr(buf, "\nTracerPid:");
+	if (p)
+		*tracer = atoi(p + 11);
+}
+
+int proc__check_target(pid_t pid, char *comm)
+{
+	struct task_stat st;
+	pid_t tracer;
+	char path[64], tcomm[64] = "?";
+	int err;
+
+	if (pid <= 0)
+		return error("invalid pid %d: give the pid of a running process", pid), -EINVAL;
+	err = proc_task__stat(pid, pid, &st);
+	if (err == -ESRCH)
+		return error("no such process %d: check the pid (ps -e, pgrep)", pid), -ESRCH;
+	if (err)
+		return error("cannot read /proc/%d/stat: %s", pid, strerror(-err)), err;
+	if (comm)
+		memcpy(comm, st.comm, sizeof(st.comm));
+	if (st.flags & PF_KTHREAD)
+		return error("%d (%s) is a kernel thread: it has no user-space stack to show; "
+			     "pick a user process",
+			     pid, st.comm),
+		       -EINVAL;
+	if (pid == getpid())
+		return error("%d is srvscope itself: pick another process", pid), -EINVAL;
+	if (st.state == 'Z' || st.state == 'X')
+		return error("%d (%s) has exited (zombie): nothing to sample", pid, st.comm), -ESRCH;
+	read_tracer(pid, &tracer);
+	if (tracer && tracer != getpid()) {
+		snprintf(path, sizeof(path), "/proc/%d/comm", tracer);
+		if (read_file(path, tcomm, sizeof(tcomm)) > 0)
+			tcomm[strcspn(tcomm, "\n")] = '\0';
+		return error("%d (%s) is already traced by %d (%s): detach that tracer "
+			     "(quit gdb/strace) and try again, or use --mode=nostop",
+			     pid, st.comm, tracer, tcomm),
+		       -EBUSY;
+	}
+	return 0;
+}

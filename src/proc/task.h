@@ -1,0 +1,32 @@
+/* Threads of a process as /proc shows them: listing, names and states, and the checks
+ * that tell whether a process can be sampled at all. */
+#ifndef SRVSCOPE_PROC_TASK_H
+#define SRVSCOPE_PROC_TASK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Lists the thread ids of pid into *tids (malloc'ed, sorted). Returns the count or -errno. */
+int proc_tasks__list(pid_t pid, pid_t **tids);
+
+struct task_stat {
+	char comm[16];
+	char state;
+	unsigned long flags; /* PF_* */
+};
+
+/* Reads /proc/PID/task/TID/stat. Returns 0 or -errno (-ESRCH when the thread is gone). */
+int proc_task__stat(pid_t pid, pid_t tid, struct task_stat *st);
+
+/* Reads the kernel stack of a thread from /proc/PID/task/TID/stack (root only): lines
+ * "[<0>] func+0x1a/0x40", innermost first (the kernel hides the addresses, not the names).
+ * Returns malloc'ed text, or NULL with errno set. */
+char *proc_task__kstack(pid_t pid, pid_t tid);
+
+/* Checks that pid can be sampled: it exists, is not a kernel thread nor srvscope itself,
+ * and is not traced by another tracer. Prints a one-line error saying what to do and
+ * returns -errno when not. Fills comm (16 bytes) when non-NULL. */
+int proc__check_target(pid_t pid, char *comm);
+
+#endif
