@@ -1,8 +1,116 @@
-/* Placeholder for 'srvscope stacks' until it lands. */
+/* srvscope stacks: the stacks of every thread of a process, grouped like a poor man's
+ * profiler; several samples aggregate into thread-sample counts. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analysis/aggregate.h"
+#include "attach/ptrace.h"
 #include "cmd/cmd.h"
+#include "output/output.h"
+#include "snapshot/snapshot.h"
+#include "stacks/stacks.h"
+#include "stacks/cmdline.h"
 #include "util/util.h"
+
+static const char usage_text[] =
+	"usage: srvscope stacks -p PID [options]\n"
+	"\n"
+	"Shows the stack of every thread of PID, identical stacks grouped and counted.\n"
+	"\n"
+	"  -p, --pid PID         process to look at (required)\n"
+	"  -n, --samples COUNT   take COUNT samples and aggregate them (default 1)\n"
+	"  -i, --interval MS     milliseconds between samples (default 100)\n"
+	"  -f, --format FMT      text (default), raw (gdb style), folded, json\n"
+	"  -k, --kernel          add kernel frames below the user frames\n"
+	"      --mode MODE       auto (default: nostop when the kernel allows), ptrace, nostop\n"
+	"      --consistent      ptrace: freeze all threads together (reports the freeze time)\n"
+	"      --stack-size N    bytes of each thread's stack copied (default 16384)\n"
+	"  -q, --quiet           no notices on stderr\n";
 
 int cmd_stacks(int argc, char **argv)
 {
-	return error("'stacks' is not built yet") ? 1 : 0;
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "samples", required_argument, NULL, 'n' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "kernel", no_argument, NULL, 'k' },
+		{ "mode", required_argument, NULL, 'M' },
+		{ "consistent", no_argument, NULL, 'C' },
+		{ "stack-size", required_argument, NULL, 'S' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct stacks_cmdline cl;
+	struct stacks_session *session;
+	struct stack_agg *agg;
+	long samples = 1, interval = 100, s;
+	enum output_format fmt = OUTPUT_TEXT;
+	int c, ret = 1;
+
+	stacks_cmdline__init(&cl);
+	while ((c = getopt_long(argc, argv, "p:n:i:f:kqh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			if (parse_long("-n", optarg, 1, 1000000, &samples))
+				return 2;
+			break;
+		case 'i':
+			if (parse_long("-i", optarg, 0, 3600000, &interval))
+				return 2;
+			break;
+		case 'f':
+			if (output__parse_format(optarg, &fmt))
+				return 2;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			c = stacks_cmdline__option(&cl, c, optarg);
+			if (c == 1)
+				break;
+			if (c == 0)
+				fputs(usage_text, stderr);
+			return 2;
+		}
+	}
+	if (stacks_cmdline__finish(&cl, argc, argv, optind) < 0)
+		return 2;
+	session = stacks_session__new(cl.pid, &cl.opts);
+	if (!session)
+		return 1;
+	stacks_cmdline__trap_signals();
+	agg = stack_agg__new(cl.opts.kernel);
+	for (s = 0; s < samples && !ptrace_interrupted; s++) {
+		struct snapshot *snap;
+
+		if (s)
+			stacks_cmdline__sleep_ms(interval);
+		snap = stacks_session__sample(session);
+		if (!snap)
+			break;
+		if (fmt == OUTPUT_RAW)
+			output__raw(stdout, snap);
+		stack_agg__add(agg, snap);
+		snapshot__delete(snap);
+	}
+	if (agg->samples) {
+		stack_agg__sort(agg);
+		if (fmt == OUTPUT_TEXT)
+			output__text(stdout, agg);
+		else if (fmt == OUTPUT_FOLDED)
+			output__folded(stdout, agg);
+		else if (fmt == OUTPUT_JSON)
+			output__json(stdout, agg, false);
+		ret = 0;
+	}
+	stack_agg__delete(agg);
+	stacks_session__delete(session);
+	return ret;
 }

@@ -112,7 +112,7 @@ static void read_tracer(pid_t pid, pid_t *tracer)
 		*tracer = atoi(p + 11);
 }
 
-int proc__check_target(pid_t pid, char *comm)
+int proc__check_target(pid_t pid, char *comm, bool allow_traced)
 {
 	struct task_stat st;
 	pid_t tracer;
@@ -138,7 +138,7 @@ int proc__check_target(pid_t pid, char *comm)
 	if (st.state == 'Z' || st.state == 'X')
 		return error("%d (%s) has exited (zombie): nothing to sample", pid, st.comm), -ESRCH;
 	read_tracer(pid, &tracer);
-	if (tracer && tracer != getpid()) {
+	if (tracer && tracer != getpid() && !allow_traced) {
 		snprintf(path, sizeof(path), "/proc/%d/comm", tracer);
 		if (read_file(path, tcomm, sizeof(tcomm)) > 0)
 			tcomm[strcspn(tcomm, "\n")] = '\0';

@@ -25,8 +25,8 @@ int proc_task__stat(pid_t pid, pid_t tid, struct task_stat *st);
 char *proc_task__kstack(pid_t pid, pid_t tid);
 
 /* Checks that pid can be sampled: it exists, is not a kernel thread nor srvscope itself,
- * and is not traced by another tracer. Prints a one-line error saying what to do and
- * returns -errno when not. Fills comm (16 bytes) when non-NULL. */
-int proc__check_target(pid_t pid, char *comm);
+ * and (unless allow_traced) is not traced by another tracer. Prints a one-line error
+ * saying what to do and returns -errno when not. Fills comm (16 bytes) when non-NULL. */
+int proc__check_target(pid_t pid, char *comm, bool allow_traced);
 
 #endif

@@ -1,0 +1,438 @@
+/* The ptrace sampler: PTRACE_SEIZE + PTRACE_INTERRUPT (never SIGSTOP), take registers and
+ * a copy of the top of the user stack, release at once. Unwinding and symbols come later,
+ * with the target running. If srvscope dies at any moment, the kernel detaches seized
+ * threads and they resume: nothing is left stopped or traced. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "attach/ptrace.h"
+#include "proc/task.h"
+#include "snapshot/snapshot.h"
+#include "stacks/stacks.h"
+#include "util/util.h"
+
+#define PAGE 4096ul
+/* How long to wait for a thread in uninterruptible sleep to reach its stop. */
+#define D_STATE_WAIT_MS 50
+
+volatile sig_atomic_t ptrace_interrupted;
+
+static void on_alarm(int sig)
+{
+}
+
+/* Copies up to size bytes of user stack from sp, page by page so that a copy running
+ * into the end of the stack mapping stops there instead of failing whole. */
+static void copy_stack(pid_t tid, struct thread_sample *t, size_t size)
+{
+	struct iovec local, remote[64];
+	uint64_t addr = t->regs.rsp, end = t->regs.rsp + size;
+	unsigned int n = 0;
+	ssize_t got;
+
+	t->stack_data = xmalloc(size);
+	while (addr < end && n < ARRAY_SIZE(remote)) {
+		uint64_t next = (addr & ~(PAGE - 1)) + PAGE;
+
+		if (next > end)
+			next = end;
+		remote[n].iov_base = (void *)addr;
+		remote[n].iov_len = next - addr;
+		n++;
+		addr = next;
+	}
+	local.iov_base = t->stack_data;
+	local.iov_len = size;
+	got = process_vm_readv(tid, &local, 1, remote, n, 0);
+	t->stack_addr = t->regs.rsp;
+	t->stack_len = got > 0 ? got : 0;
+}
+
+/* Waits for tid to report its stop. Returns 1 when stopped (with *sig the signal to
+ * pass back at detach, 0 for an interrupt or group stop), 0 when it exited, -errno on
+ * error or timeout (the thread was in uninterruptible sleep). */
+static int wait_stop(pid_t tid, bool timed, int *sig, bool *group_stop)
+{
+	struct itimerval it = { .it_value = { .tv_usec = D_STATE_WAIT_MS * 1000 } };
+	struct itimerval off = { 0 };
+	int status, r, err = 0;
+
+	*sig = 0;
+	*group_stop = false;
+	if (timed)
+		setitimer(ITIMER_REAL, &it, NULL);
+	for (;;) {
+		r = waitpid(tid, &status, __WALL);
+		if (r == tid)
+			break;
+		if (r < 0 && errno == EINTR && !timed && !ptrace_interrupted)
+			continue;
+		err = r < 0 ? -errno : -EIO;
+		break;
+	}
+	if (timed)
+		setitimer(ITIMER_REAL, &off, NULL);
+	if (err)
+		return err;
+	if (WIFEXITED(status) || WIFSIGNALED(status))
+		return 0;
+	if (!WIFSTOPPED(status))
+		return -EIO;
+	if ((status >> 16) == PTRACE_EVENT_STOP) {
+		int s = WSTOPSIG(status);
+
+		*group_stop = s == SIGSTOP || s == SIGTSTP || s == SIGTTIN || s == SIGTTOU;
+		return 1;
+	}
+	/* A signal-delivery stop: a signal raced with us; deliver it when detaching. */
+	*sig = WSTOPSIG(status);
+	return 1;
+}
+
+static void take_regs(pid_t tid, struct thread_sample *t, size_t stack_size)
+{
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &t->regs) == 0) {
+		t->flags |= THREAD_HAVE_REGS;
+		if ((long)t->regs.orig_rax >= 0)
+			t->syscall = (long)t->regs.orig_rax;
+		copy_stack(tid, t, stack_size);
+	} else {
+		t->flags |= THREAD_UNRESOLVED;
+	}
+}
+
+int ptrace__seize(pid_t tid)
+{
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) == 0)
+		return 0;
+	return -errno;
+}
+
+static int seize_error(pid_t pid, int err)
+{
+	if (err == -EPERM)
+		return error("cannot attach to %d: operation not permitted (run as root or grant "
+			     "CAP_SYS_PTRACE, e.g. sudo setcap cap_sys_ptrace+ep srvscope; or use "
+			     "--mode=nostop)",
+			     pid),
+		       err;
+	if (err == -EBUSY)
+		return error("cannot attach to %d: it is already traced by another tracer (quit "
+			     "gdb/strace first, or use --mode=nostop)",
+			     pid),
+		       err;
+	return error("cannot attach to %d: %s", pid, strerror(-err)), err;
+}
+
+/* Reads what /proc says about a thread before we touch it. Returns -ESRCH if gone. */
+static int prepare_thread(pid_t pid, pid_t tid, const struct stacks_opts *opts,
+			  struct thread_sample *t)
+{
+	struct task_stat st;
+	int err = proc_task__stat(pid, tid, &st);
+
+	if (err)
+		return err;
+	t->tid = tid;
+	memcpy(t->name, st.comm, sizeof(t->name));
+	t->state = st.state;
+	if (st.state == 'Z' || st.state == 'X')
+		return -ESRCH;
+	if (st.state == 'T')
+		t->flags |= THREAD_STOPPED;
+	if (opts->kernel)
+		t->ktext = proc_task__kstack(pid, tid);
+	return 0;
+}
+
+/* One thread, alone: seize, interrupt, registers + stack, detach. */
+static int sample_one(pid_t pid, pid_t tid, const struct stacks_opts *opts, struct snapshot *snap)
+{
+	struct thread_sample *t = snapshot__add_thread(snap);
+	uint64_t t0;
+	int err, sig, r;
+	bool group_stop;
+
+	err = prepare_thread(pid, tid, opts, t);
+	if (err)
+		goto out_drop;
+	err = ptrace__seize(tid);
+	if (err)
+		goto out_drop;
+	t0 = now_ns();
+	/* A group-stopped thread traps by itself once seized; others need the interrupt. */
+	if (!(t->flags & THREAD_STOPPED) && ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0) {
+		err = -errno;
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		goto out_drop;
+	}
+	r = wait_stop(tid, t->state == 'D', &sig, &group_stop);
+	if (r <= 0) {
+		/* Exited, or stuck in uninterruptible sleep: the pending trap is dropped when we
+		 * detach (now if it stopped meanwhile, or by the kernel when we exit). */
+		if (r < 0 && ptrace(PTRACE_DETACH, tid, NULL, NULL) < 0)
+			ptrace__remember_pending(tid);
+		err = r == 0 ? -ESRCH : r;
+		if (r < 0) {
+			t->flags |= THREAD_UNRESOLVED;
+			return 0;
+		}
+		goto out_drop;
+	}
+	take_regs(tid, t, opts->stack_size);
+	ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
+	t->stall_ns = now_ns() - t0;
+	return 0;
+
+out_drop:
+	snap->nr_threads--;
+	free(t->ktext);
+	return err;
+}
+
+static bool seen(const pid_t *done, size_t n, pid_t tid)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (done[mid] == tid)
+			return true;
+		if (done[mid] < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void add_done(pid_t **done, size_t *n, size_t *cap, pid_t tid)
+{
+	xgrow((void **)done, cap, *n + 1, sizeof(**done));
+	(*done)[(*n)++] = tid;
+}
+
+/* Repeats: list the threads, take the ones not yet taken; until a pass finds nothing new
+ * (bounded, for processes that create threads faster than we can look). */
+#define MAX_PASSES 8
+
+static int capture_one_by_one(pid_t pid, const struct stacks_opts *opts, struct snapshot *snap)
+{
+	pid_t *tids = NULL, *done = NULL;
+	size_t ndone = 0, cap = 0;
+	int pass, n, i, err = 0, sampled = 0;
+
+	for (pass = 0; pass < MAX_PASSES && !ptrace_interrupted; pass++) {
+		int fresh = 0;
+
+		n = proc_tasks__list(pid, &tids);
+		if (n < 0) {
+			err = sampled ? 0 : error("cannot list threads of %d: %s", pid,
+						  n == -ENOENT ? "the process exited" : strerror(-n));
+			break;
+		}
+		for (i = 0; i < n && !ptrace_interrupted; i++) {
+			int r;
+
+			if (seen(done, ndone, tids[i]))
+				continue;
+			fresh++;
+			r = sample_one(pid, tids[i], opts, snap);
+			if (r == -ESRCH)
+				snap->exited++;
+			else if (r == -EPERM || r == -EBUSY) {
+				if (!sampled) {
+					err = seize_error(pid, r);
+					break;
+				}
+				snap->failed++;
+			} else if (r)
+				snap->failed++;
+			else
+				sampled++;
+		}
+		for (i = 0; i < n; i++)
+			if (!seen(done, ndone, tids[i]))
+				add_done(&done, &ndone, &cap, tids[i]);
+		qsort(done, ndone, sizeof(*done), cmp_pid);
+		free(tids);
+		tids = NULL;
+		if (err || !fresh)
+			break;
+	}
+	free(done);
+	return err;
+}
+
+/* --consistent: stop every thread, rescan until no new thread appears (a stopped thread
+ * cannot create more), take everything, release everything. */
+static int capture_consistent(pid_t pid, const struct stacks_opts *opts, struct snapshot *snap)
+{
+	pid_t *tids = NULL;
+	size_t start = snap->nr_threads, i;
+	uint64_t *t0s = NULL, first = 0, last;
+	size_t t0cap = 0;
+	int pass, n, j, err = 0;
+	bool fresh = true;
+
+	for (pass = 0; fresh && pass < 64 && !ptrace_interrupted; pass++) {
+		fresh = false;
+		n = proc_tasks__list(pid, &tids);
+		if (n < 0) {
+			err = error("cannot list threads of %d: the process exited", pid);
+			break;
+		}
+		for (j = 0; j < n; j++) {
+			struct thread_sample *t;
+			bool known = false;
+			int r;
+
+			for (i = start; i < snap->nr_threads && !known; i++)
+				known = snap->threads[i].tid == tids[j];
+			if (known)
+				continue;
+			t = snapshot__add_thread(snap);
+			if (prepare_thread(pid, tids[j], opts, t)) {
+				snap->nr_threads--;
+				free(t->ktext);
+				snap->exited++;
+				continue;
+			}
+			r = ptrace__seize(tids[j]);
+			if (r) {
+				snap->nr_threads--;
+				free(t->ktext);
+				if (r == -ESRCH) {
+					snap->exited++;
+					continue;
+				}
+				err = seize_error(pid, r);
+				goto out_release;
+			}
+			xgrow((void **)&t0s, &t0cap, snap->nr_threads, sizeof(*t0s));
+			t0s[snap->nr_threads - 1] = now_ns();
+			if (!first)
+				first = t0s[snap->nr_threads - 1];
+			if (!(t->flags & THREAD_STOPPED))
+				ptrace(PTRACE_INTERRUPT, tids[j], NULL, NULL);
+			fresh = true;
+		}
+		free(tids);
+		tids = NULL;
+	}
+	for (i = start; i < snap->nr_threads; i++) {
+		struct thread_sample *t = &snap->threads[i];
+		int sig, r;
+		bool gs;
+
+		r = wait_stop(t->tid, t->state == 'D', &sig, &gs);
+		if (r > 0) {
+			take_regs(t->tid, t, opts->stack_size);
+			t->syscall = sig; /* parked here until release */
+		} else {
+			t->flags |= THREAD_UNRESOLVED;
+			t->syscall = r == 0 ? -ESRCH : r;
+		}
+	}
+out_release:
+	last = now_ns();
+	for (i = start; i < snap->nr_threads; i++) {
+		struct thread_sample *t = &snap->threads[i];
+		long sig = 0;
+
+		if (t->flags & THREAD_HAVE_REGS) {
+			sig = t->syscall;
+			t->syscall = (long)t->regs.orig_rax >= 0 ? (long)t->regs.orig_rax : -1;
+		} else if (t->syscall == -ESRCH) {
+			t->syscall = -1;
+			snap->exited++;
+			continue;
+		} else {
+			t->syscall = -1;
+		}
+		if (ptrace(PTRACE_DETACH, t->tid, NULL, (void *)sig) < 0 && errno != ESRCH)
+			ptrace__remember_pending(t->tid);
+		if (t0s)
+			t->stall_ns = now_ns() - t0s[i];
+	}
+	if (first)
+		snap->freeze_ns = last - first;
+	/* Drop the threads that exited before they stopped. */
+	for (i = start, j = start; i < snap->nr_threads; i++) {
+		if (!(snap->threads[i].flags & (THREAD_HAVE_REGS | THREAD_UNRESOLVED))) {
+			free(snap->threads[i].ktext);
+			free(snap->threads[i].stack_data);
+			continue;
+		}
+		snap->threads[j++] = snap->threads[i];
+	}
+	snap->nr_threads = j;
+	free(t0s);
+	return err;
+}
+
+/* Threads whose stop we gave up waiting for (uninterruptible sleep). They are still
+ * seized with a pending trap; reap them whenever we come back. */
+static pid_t pending[256];
+static unsigned int nr_pending;
+
+void ptrace__remember_pending(pid_t tid)
+{
+	if (nr_pending < ARRAY_SIZE(pending))
+		pending[nr_pending++] = tid;
+}
+
+void ptrace__reap_pending(void)
+{
+	unsigned int i, keep = 0;
+
+	for (i = 0; i < nr_pending; i++) {
+		int status;
+		pid_t r = waitpid(pending[i], &status, __WALL | WNOHANG);
+
+		if (r == pending[i] && WIFSTOPPED(status)) {
+			int sig = (status >> 16) == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(status);
+
+			ptrace(PTRACE_DETACH, pending[i], NULL, (void *)(long)sig);
+		} else if (r == 0) {
+			pending[keep++] = pending[i];
+		}
+	}
+	nr_pending = keep;
+}
+
+int ptrace__capture(pid_t pid, const struct stacks_opts *opts, struct snapshot *snap)
+{
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	uint64_t t0 = now_ns();
+	int err;
+
+	/* SIGALRM (no SA_RESTART) cuts a waitpid on a thread in uninterruptible sleep. */
+	sigaction(SIGALRM, &sa, &old);
+	ptrace__reap_pending();
+	snap->mode = "ptrace";
+	snap->start_ns = t0;
+	if (opts->consistent)
+		err = capture_consistent(pid, opts, snap);
+	else
+		err = capture_one_by_one(pid, opts, snap);
+	snap->capture_ns = now_ns() - t0;
+	sigaction(SIGALRM, &old, NULL);
+	return err;
+}

@@ -1,0 +1,208 @@
+/* A stack session: one target process, the sampler chosen for it, and what is kept
+ * between samples (maps, unwinder caches, symbols). Each sample: capture, then with the
+ * target released, refresh maps if they changed, unwind, symbolize. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proc/maps.h"
+#include "proc/task.h"
+#include "snapshot/snapshot.h"
+#include "stacks/stacks.h"
+#include "symbol/symbolizer.h"
+#include "unwind/unwind.h"
+#include "util/util.h"
+
+struct stacks_session {
+	pid_t pid;
+	struct stacks_opts opts;
+	char comm[16];
+	struct proc_maps *maps;
+	struct symbolizer *sym;
+	struct unwinder *unw;
+};
+
+static int choose_mode(struct stacks_session *s)
+{
+	char why[256] = "";
+
+	if (s->opts.mode == STACKS_MODE_PTRACE)
+		return 0;
+	if (nostop__available(why, sizeof(why))) {
+		s->opts.mode = STACKS_MODE_NOSTOP;
+		return 0;
+	}
+	if (s->opts.mode == STACKS_MODE_NOSTOP)
+		return error("--mode=nostop is not available: %s (use --mode=ptrace)", why);
+	notice("nostop mode unavailable (%s); using ptrace", why);
+	s->opts.mode = STACKS_MODE_PTRACE;
+	return 0;
+}
+
+struct stacks_session *stacks_session__new(pid_t pid, const struct stacks_opts *opts)
+{
+	struct stacks_session *s;
+
+	char comm[16];
+
+	if (proc__check_target(pid, comm, opts->mode == STACKS_MODE_NOSTOP) < 0)
+		return NULL;
+	s = xcalloc(1, sizeof(*s));
+	memcpy(s->comm, comm, sizeof(comm));
+	s->pid = pid;
+	s->opts = *opts;
+	if (!s->opts.stack_size)
+		s->opts.stack_size = STACKS_DEFAULT_STACK_SIZE;
+	if (s->opts.consistent && s->opts.mode == STACKS_MODE_AUTO)
+		s->opts.mode = STACKS_MODE_PTRACE;
+	if (choose_mode(s) < 0)
+		goto out_free;
+	s->maps = proc_maps__read(pid);
+	if (!s->maps) {
+		if (errno == EACCES || errno == EPERM)
+			error("cannot look at %d: permission denied (run as root or grant "
+			      "CAP_SYS_PTRACE)",
+			      pid);
+		else
+			error("cannot read /proc/%d/maps: %s", pid, strerror(errno));
+		goto out_free;
+	}
+	s->sym = symbolizer__new(pid, s->maps);
+	s->unw = unwinder__new(pid, s->maps);
+	if (!s->sym || !s->unw) {
+		error("cannot set up unwinding for %d: %s", pid, strerror(errno));
+		goto out_free;
+	}
+	return s;
+
+out_free:
+	stacks_session__delete(s);
+	return NULL;
+}
+
+void stacks_session__delete(struct stacks_session *s)
+{
+	if (!s)
+		return;
+	unwinder__delete(s->unw);
+	symbolizer__delete(s->sym);
+	proc_maps__delete(s->maps);
+	free(s);
+}
+
+const char *stacks_session__mode(const struct stacks_session *s)
+{
+	return s->opts.mode == STACKS_MODE_NOSTOP ? "nostop" : "ptrace";
+}
+
+/* New maps after a dlopen/munmap: symbols and unwind tables must follow them. */
+static void refresh_maps(struct stacks_session *s)
+{
+	struct proc_maps *maps;
+
+	if (!proc_maps__changed(s->maps))
+		return;
+	maps = proc_maps__read(s->pid);
+	if (!maps)
+		return;
+	unwinder__set_maps(s->unw, maps);
+	symbolizer__set_maps(s->sym, maps);
+	proc_maps__delete(s->maps);
+	s->maps = maps;
+}
+
+/* Kernel frames from /proc/PID/task/TID/stack text: "[<0>] name+0x1a/0x40 [module]". */
+static unsigned int kframes_from_text(char *text, struct frame *out, unsigned int max)
+{
+	unsigned int n = 0;
+	char *line, *save = NULL;
+
+	for (line = strtok_r(text, "\n", &save); line && n < max; line = strtok_r(NULL, "\n", &save)) {
+		char *name = strchr(line, ']'), *plus, *mod;
+
+		if (!name)
+			continue;
+		name++;
+		while (*name == ' ')
+			name++;
+		plus = strchr(name, '+');
+		mod = strchr(name, '[');
+		out[n] = (struct frame){ .kernel = true, .module = "[kernel]" };
+		if (mod) {
+			char *end = strchr(mod, ']');
+
+			if (end)
+				end[1] = '\0';
+			out[n].module = mod;
+		}
+		if (plus) {
+			*plus = '\0';
+			out[n].offset = strtoull(plus + 1, NULL, 16);
+		}
+		out[n].symbol = name;
+		n++;
+	}
+	return n;
+}
+
+static void symbolize_thread(struct stacks_session *s, struct thread_sample *t)
+{
+	unsigned int i, n = 0, cap = t->nr_ips + SNAP_MAX_KFRAMES;
+	struct sym_result r;
+
+	t->frames = xcalloc(cap, sizeof(*t->frames));
+	if (s->opts.kernel) {
+		for (i = 0; i < t->nr_kips && n < SNAP_MAX_KFRAMES; i++, n++) {
+			symbolizer__resolve_kernel(s->sym, t->kips[i], &r);
+			t->frames[n] = (struct frame){ t->kips[i], r.symbol, r.module, r.offset, true };
+		}
+		if (!t->nr_kips && t->ktext)
+			n = kframes_from_text(t->ktext, t->frames, SNAP_MAX_KFRAMES);
+	}
+	for (i = 0; i < t->nr_ips; i++, n++) {
+		/* A return address points after the call: look up the call itself. */
+		uint64_t lookup = i ? t->ips[i] - 1 : t->ips[i];
+
+		symbolizer__resolve(s->sym, lookup, &r);
+		if (i && !r.symbol)
+			r.offset++;
+		t->frames[n] = (struct frame){ t->ips[i], r.symbol, r.module, r.offset, false };
+	}
+	t->nr_frames = n;
+}
+
+struct snapshot *stacks_session__sample(struct stacks_session *s)
+{
+	struct snapshot *snap = snapshot__new(s->pid);
+	size_t i;
+	int err;
+
+	if (s->opts.mode == STACKS_MODE_NOSTOP)
+		err = nostop__capture(s->pid, &s->opts, snap);
+	else
+		err = ptrace__capture(s->pid, &s->opts, snap);
+	if (err || !snap->nr_threads) {
+		if (!err)
+			error("process %d has no threads left to sample (it exited)", s->pid);
+		snapshot__delete(snap);
+		return NULL;
+	}
+	memcpy(snap->comm, snap->threads[0].tid == s->pid ? snap->threads[0].name : s->comm,
+	       sizeof(snap->comm));
+	if (!snap->comm[0]) {
+		struct task_stat st;
+
+		if (proc_task__stat(s->pid, s->pid, &st) == 0)
+			memcpy(snap->comm, st.comm, sizeof(snap->comm));
+	}
+	memcpy(s->comm, snap->comm, sizeof(s->comm));
+	refresh_maps(s);
+	unwinder__new_sample(s->unw);
+	for (i = 0; i < snap->nr_threads; i++) {
+		unwinder__unwind(s->unw, &snap->threads[i]);
+		symbolize_thread(s, &snap->threads[i]);
+	}
+	snapshot__drop_stacks(snap);
+	return snap;
+}

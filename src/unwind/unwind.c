@@ -1,0 +1,258 @@
+/* libunwind remote address space with accessors over a captured thread: registers from
+ * the capture, stack from its copy, read-only memory from ELF files, the rest from
+ * cached /proc/PID/mem pages. Unwind tables come from each object's .eh_frame_hdr, found
+ * once per object and searched by libunwind through the same accessors. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <libunwind.h>
+
+#include "proc/maps.h"
+#include "snapshot/snapshot.h"
+#include "symbol/dso.h"
+#include "unwind/memcache.h"
+#include "unwind/unwind.h"
+#include "util/util.h"
+
+/* Exported by libunwind but not declared in its headers. */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
+					      unw_dyn_info_t *di, unw_proc_info_t *pi,
+					      int need_unwind_info, void *arg);
+
+struct unwinder {
+	pid_t pid;
+	struct proc_maps *maps;
+	unw_addr_space_t as;
+	struct memcache *mem;
+	struct thread_sample *cur; /* the thread being unwound */
+};
+
+/* The executable mapping of the object mapped by m, and the object itself. */
+static struct dso *map_dso(struct unwinder *u, struct map_entry *m)
+{
+	if (!m->path || m->path[0] == '\0')
+		return NULL;
+	if (!m->dso)
+		m->dso = dso__get(u->pid, m);
+	return m->dso;
+}
+
+/* Reads a word of read-only file-backed memory from the object's file. */
+static int read_from_file(struct unwinder *u, uint64_t addr, uint64_t *val)
+{
+	struct map_entry *m = proc_maps__find(u->maps, addr);
+	struct dso *dso;
+
+	if (!m || (m->prot & PROT_WRITE) || !m->path || m->path[0] == '[')
+		return -EFAULT;
+	dso = map_dso(u, m);
+	if (!dso)
+		return -EFAULT;
+	return dso__read(dso, addr - dso__load_bias(dso, m), val, 8);
+}
+
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write,
+		      void *arg)
+{
+	struct unwinder *u = arg;
+	struct thread_sample *t = u->cur;
+	uint64_t v;
+
+	if (write)
+		return -UNW_EINVAL;
+	if (t->stack_data && addr >= t->stack_addr && addr + 8 <= t->stack_addr + t->stack_len) {
+		memcpy(valp, t->stack_data + (addr - t->stack_addr), 8);
+		return 0;
+	}
+	if (read_from_file(u, addr, &v) == 0 || memcache__read_word(u->mem, addr, &v) == 0) {
+		*valp = v;
+		return 0;
+	}
+	return -UNW_EINVAL;
+}
+
+static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp, int write,
+		      void *arg)
+{
+	struct unwinder *u = arg;
+	const struct user_regs_struct *r = &u->cur->regs;
+
+	if (write)
+		return -UNW_EREADONLYREG;
+	switch (reg) {
+	case UNW_X86_64_RAX: *valp = r->rax; break;
+	case UNW_X86_64_RDX: *valp = r->rdx; break;
+	case UNW_X86_64_RCX: *valp = r->rcx; break;
+	case UNW_X86_64_RBX: *valp = r->rbx; break;
+	case UNW_X86_64_RSI: *valp = r->rsi; break;
+	case UNW_X86_64_RDI: *valp = r->rdi; break;
+	case UNW_X86_64_RBP: *valp = r->rbp; break;
+	case UNW_X86_64_RSP: *valp = r->rsp; break;
+	case UNW_X86_64_R8: *valp = r->r8; break;
+	case UNW_X86_64_R9: *valp = r->r9; break;
+	case UNW_X86_64_R10: *valp = r->r10; break;
+	case UNW_X86_64_R11: *valp = r->r11; break;
+	case UNW_X86_64_R12: *valp = r->r12; break;
+	case UNW_X86_64_R13: *valp = r->r13; break;
+	case UNW_X86_64_R14: *valp = r->r14; break;
+	case UNW_X86_64_R15: *valp = r->r15; break;
+	case UNW_X86_64_RIP: *valp = r->rip; break;
+	default: return -UNW_EBADREG;
+	}
+	return 0;
+}
+
+static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write,
+			void *arg)
+{
+	return -UNW_EBADREG;
+}
+
+static int resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
+{
+	return -UNW_EINVAL;
+}
+
+static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len,
+			 unw_word_t *off, void *arg)
+{
+	return -UNW_ENOINFO;
+}
+
+static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *arg)
+{
+	return -UNW_ENOINFO;
+}
+
+static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
+{
+}
+
+/* .eh_frame_hdr: version, eh_frame_ptr encoding, fde_count encoding, table encoding,
+ * then eh_frame_ptr, fde_count and a sorted table of (initial location, FDE address)
+ * pairs. libunwind binary-searches that table when it is datarel sdata4 (0x3b). */
+#define DW_EH_PE_udata4 0x03
+#define DW_EH_PE_sdata4 0x0b
+#define DW_EH_PE_pcrel 0x10
+#define DW_EH_PE_datarel 0x30
+
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+			  int need_unwind_info, void *arg)
+{
+	struct unwinder *u = arg;
+	struct map_entry *m = proc_maps__find(u->maps, ip);
+	struct dso *dso;
+	uint64_t hdr, size;
+	uint8_t h[12];
+	uint32_t fde_count;
+	int64_t bias;
+	unw_dyn_info_t di;
+
+	if (!m || !(m->prot & PROT_EXEC))
+		return -UNW_ENOINFO;
+	dso = map_dso(u, m);
+	if (!dso || dso__eh_frame_hdr(dso, &hdr, &size) || size < sizeof(h) ||
+	    dso__read(dso, hdr, h, sizeof(h)))
+		return -UNW_ENOINFO;
+	if (h[0] != 1 || h[1] != (DW_EH_PE_pcrel | DW_EH_PE_sdata4) || h[2] != DW_EH_PE_udata4 ||
+	    h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+		return -UNW_ENOINFO;
+	memcpy(&fde_count, h + 8, 4);
+	bias = dso__load_bias(dso, m);
+	memset(&di, 0, sizeof(di));
+	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+	di.start_ip = m->start;
+	di.end_ip = m->end;
+	di.u.rti.segbase = hdr + bias;
+	di.u.rti.table_data = hdr + 12 + bias;
+	/* In words: each entry is two 4-byte values. */
+	di.u.rti.table_len = (uint64_t)fde_count * 8 / sizeof(unw_word_t);
+	return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, u);
+}
+
+static unw_accessors_t accessors = {
+	.find_proc_info = find_proc_info,
+	.put_unwind_info = put_unwind_info,
+	.get_dyn_info_list_addr = get_dyn_info_list_addr,
+	.access_mem = access_mem,
+	.access_reg = access_reg,
+	.access_fpreg = access_fpreg,
+	.resume = resume,
+	.get_proc_name = get_proc_name,
+};
+
+struct unwinder *unwinder__new(pid_t pid, struct proc_maps *maps)
+{
+	struct unwinder *u = xcalloc(1, sizeof(*u));
+
+	u->pid = pid;
+	u->maps = maps;
+	u->as = unw_create_addr_space(&accessors, 0);
+	if (!u->as) {
+		free(u);
+		errno = ENOMEM;
+		return NULL;
+	}
+	unw_set_caching_policy(u->as, UNW_CACHE_GLOBAL);
+	u->mem = memcache__new(pid);
+	return u;
+}
+
+void unwinder__delete(struct unwinder *u)
+{
+	if (!u)
+		return;
+	unw_destroy_addr_space(u->as);
+	memcache__delete(u->mem);
+	free(u);
+}
+
+void unwinder__set_maps(struct unwinder *u, struct proc_maps *maps)
+{
+	u->maps = maps;
+	unw_flush_cache(u->as, 0, 0);
+	memcache__flush(u->mem);
+}
+
+void unwinder__new_sample(struct unwinder *u)
+{
+	memcache__flush(u->mem);
+}
+
+int unwinder__unwind(struct unwinder *u, struct thread_sample *t)
+{
+	unw_cursor_t c;
+	unw_word_t ip, prev_sp = 0, sp;
+	int r;
+
+	t->nr_ips = 0;
+	if (!(t->flags & THREAD_HAVE_REGS))
+		return -ENODATA;
+	u->cur = t;
+	r = unw_init_remote(&c, u->as, u);
+	if (r < 0) {
+		t->ips[t->nr_ips++] = t->regs.rip;
+		return -EINVAL;
+	}
+	do {
+		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
+			break;
+		unw_get_reg(&c, UNW_REG_SP, &sp);
+		/* A stack that does not move up is a loop: stop there. */
+		if (t->nr_ips && sp < prev_sp)
+			break;
+		prev_sp = sp;
+		t->ips[t->nr_ips++] = ip;
+		if (t->nr_ips == SNAP_MAX_FRAMES) {
+			t->flags |= THREAD_TRUNCATED;
+			break;
+		}
+		r = unw_step(&c);
+	} while (r > 0);
+	if (r < 0)
+		t->flags |= THREAD_TRUNCATED;
+	u->cur = NULL;
+	return 0;
+}
