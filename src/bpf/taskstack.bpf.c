@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The "nostop" sampler's kernel side: a sleepable task iterator that writes, for every
+ * thread of one process, its state, saved user registers, kernel stack and a copy of the
+ * top of its user stack, without ever stopping it. Record layout: taskstack.h. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
+#include "taskstack.h"
+
+#define PF_KTHREAD 0x00200000
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Settings, fixed at load time by nostop.c. */
+const volatile __u32 target_tgid = 0;
+const volatile __u32 stack_size = 16384;
+const volatile bool want_kernel = false;
+
+/* One record under construction per CPU (sleepable iterators run with migration off).
+ * The slack page lets the verifier prove a page copy at any offset below the maximum
+ * stays inside the value. Too big for a per-CPU map, so an array indexed by CPU. */
+struct scratch {
+	struct taskstack_rec rec;
+	__u8 stack[TASKSTACK_MAX_STACK + TASKSTACK_PAGE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* set to the number of possible CPUs before load */
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+/* Kernels before 5.14 call task_struct's state field "state". */
+struct task_struct___old {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 task_state(struct task_struct *task)
+{
+	if (bpf_core_field_exists(task->__state))
+		return BPF_CORE_READ(task, __state);
+	return BPF_CORE_READ((struct task_struct___old *)task, state);
+}
+
+static __always_inline __u64 task_switches(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, nvcsw) + BPF_CORE_READ(task, nivcsw);
+}
+
+/* Copies up to want bytes from the user stack at sp. One copy normally does it; when that
+ * fails (the range crosses the end of the stack mapping, or a page is not there), go page
+ * by page up to the first page that faults. Returns the number of bytes copied. */
+static __always_inline __u64 copy_stack(struct scratch *s, struct task_struct *task, __u64 sp,
+					__u64 want)
+{
+	__u64 off = 0, n;
+	int i;
+
+	if (want > TASKSTACK_MAX_STACK)
+		want = TASKSTACK_MAX_STACK;
+	if (!bpf_copy_from_user_task(s->stack, want, (void *)sp, task, 0))
+		return want;
+	for (i = 0; i < TASKSTACK_MAX_STACK / TASKSTACK_PAGE + 1; i++) {
+		if (off >= want || off >= TASKSTACK_MAX_STACK)
+			break;
+		n = TASKSTACK_PAGE - ((sp + off) & (TASKSTACK_PAGE - 1));
+		if (n > want - off)
+			n = want - off;
+		if (n > TASKSTACK_PAGE)
+			break;
+		if (bpf_copy_from_user_task(s->stack + off, n, (void *)(sp + off), task, 0)) {
+			s->rec.flags |= TASKSTACK_STACK_FAULT;
+			break;
+		}
+		off += n;
+	}
+	return off;
+}
+
+SEC("iter.s/task")
+int taskstack(struct bpf_iter__task *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	struct task_struct *task = ctx->task;
+	struct taskstack_rec *rec;
+	struct pt_regs *regs;
+	struct scratch *s;
+	__u64 switches, len = 0;
+	__u32 key;
+	long n;
+
+	if (!task || BPF_CORE_READ(task, tgid) != target_tgid)
+		return 0;
+	if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
+		return 0;
+	key = bpf_get_smp_processor_id();
+	s = bpf_map_lookup_elem(&scratch, &key);
+	if (!s)
+		return 0;
+	rec = &s->rec;
+	rec->magic = TASKSTACK_MAGIC;
+	rec->tid = BPF_CORE_READ(task, pid);
+	rec->flags = 0;
+	rec->nr_kips = 0;
+	rec->syscall = -1;
+	BPF_CORE_READ_INTO(&rec->comm, task, comm);
+	rec->fs_base = BPF_CORE_READ(task, thread.fsbase);
+	rec->gs_base = BPF_CORE_READ(task, thread.gsbase);
+	rec->exit_state = BPF_CORE_READ(task, exit_state);
+	switches = task_switches(task);
+	rec->state = task_state(task);
+	if (BPF_CORE_READ(task, on_cpu))
+		rec->flags |= TASKSTACK_ON_CPU;
+
+	if (rec->exit_state || !BPF_CORE_READ(task, mm)) {
+		rec->flags |= TASKSTACK_EXITING | TASKSTACK_NO_REGS;
+		goto out_write;
+	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs || bpf_probe_read_kernel(rec->regs, sizeof(rec->regs), regs)) {
+		rec->flags |= TASKSTACK_NO_REGS;
+		goto out_write;
+	}
+	rec->syscall = (__s64)rec->regs[15]; /* orig_ax */
+	len = copy_stack(s, task, rec->regs[19] /* sp */, stack_size);
+
+	if (want_kernel) {
+		n = bpf_get_task_stack(task, rec->kips, sizeof(rec->kips), 0);
+		if (n < 0)
+			rec->flags |= TASKSTACK_KSTACK_ERR;
+		else
+			rec->nr_kips = n / sizeof(__u64);
+	}
+	/* The thread ran while we copied: registers and stack may not match. */
+	if (BPF_CORE_READ(task, on_cpu) || task_switches(task) != switches)
+		rec->flags |= TASKSTACK_ON_CPU;
+
+out_write:
+	if (len > TASKSTACK_MAX_STACK)
+		len = TASKSTACK_MAX_STACK;
+	rec->stack_len = len;
+	bpf_seq_write(seq, rec, sizeof(*rec) + len);
+	return 0;
+}
