@@ -46,18 +46,10 @@ $(BUILD)/srvscope-static: $(OBJS)
 	$(call msg,STATIC,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -static -o $@ $^ $(LIBS)
 
-$(BUILD)/src/%.o: src/%.c $(SKELS) $(BUILD)/syscall_names.h | $(BUILD)/vmlinux.h
+$(BUILD)/src/%.o: src/%.c $(SKELS) | $(BUILD)/vmlinux.h
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
-
-# Syscall names, from the kernel headers of the build machine.
-SYSCALL_HDR ?= /usr/include/x86_64-linux-gnu/asm/unistd_64.h
-$(BUILD)/syscall_names.h: $(SYSCALL_HDR)
-	$(call msg,GEN,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)awk '$$1 == "#define" && $$2 ~ /^__NR_/ { sub(/^__NR_/, "", $$2); \
-		printf "[%s] = \"%s\",\n", $$3, $$2 }' $< > $@
 
 # BPF: vmlinux.h from the running kernel's BTF, CO-RE objects, skeletons.
 $(BUILD)/vmlinux.h:

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "output/frame.h"
-#include "util/syscalls.h"
+#include "trace/syscalls.h"
 
 const char *frame__module_base(const struct frame *f)
 {
@@ -29,10 +29,11 @@ const char *frame__name(const struct frame *f, char *buf, size_t len)
 
 const char *frame__thread_state(char state, long syscall, char *buf, size_t len)
 {
-	const char *name = syscall__name(syscall);
+	char tmp[32];
 
-	if (name)
-		snprintf(buf, len, "%c %s", state ? state : '?', name);
+	if (syscall >= 0)
+		snprintf(buf, len, "%c %s", state ? state : '?',
+			 syscall__name((int)syscall, tmp, sizeof(tmp)));
 	else
 		snprintf(buf, len, "%c", state ? state : '?');
 	return buf;

@@ -4,7 +4,7 @@
 
 #include "analysis/aggregate.h"
 #include "output/output.h"
-#include "util/syscalls.h"
+#include "trace/syscalls.h"
 
 static json_t *hex(unsigned long long v)
 {
@@ -33,8 +33,9 @@ static json_t *group_json(const struct stack_group *g)
 
 	for (i = 0; i < g->nr_threads; i++) {
 		const struct group_thread *t = &g->threads[i];
-		const char *sc = syscall__name(t->syscall);
-		char state[2] = { t->state, 0 };
+		char tmp[32], state[2] = { t->state, 0 };
+		const char *sc = t->syscall >= 0 ? syscall__name((int)t->syscall, tmp, sizeof(tmp))
+						  : NULL;
 		json_t *jt = json_object();
 
 		json_object_set_new(jt, "tid", json_integer(t->tid));
