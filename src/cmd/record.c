@@ -1,8 +1,191 @@
-/* Placeholder for 'srvscope record' until it lands. */
+/* srvscope record: scheduler, wake-up and syscall events of the target processes (or of
+ * every task) into a trace file for 'blocking', 'sched' and 'flame'. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cmd/cmd.h"
+#include "record/record.h"
 #include "util/util.h"
+
+static const char usage_text[] =
+	"usage: srvscope record [-p PID[,PID...] | -a | -- COMMAND ARGS...] [options]\n"
+	"\n"
+	"Records scheduler switches, wake-ups (with what woke the thread: a hard irq, a softirq,\n"
+	"a timer or a task), blocking syscalls and stacks into a trace file.\n"
+	"\n"
+	"  -p, --pid PID[,PID]    processes to record (their children are followed)\n"
+	"  -a, --all              every task on the system\n"
+	"  -d, --duration SECS    stop after SECS seconds (default: at Ctrl-C, or when the\n"
+	"                         command or every target process has exited)\n"
+	"  -o, --output FILE      trace file (default " RECORD_DEFAULT_OUTPUT ")\n"
+	"      --on-cpu[=HZ]      also sample on-CPU stacks, HZ times a second (cpu-clock,\n"
+	"                         default 99)\n"
+	"  -F, --freq HZ          the same as --on-cpu=HZ\n"
+	"      --buffer-size SIZE ring buffer size, e.g. 64M (default 32M; rounded up to a\n"
+	"                         power of two, at least 4K)\n"
+	"      --no-stacks        no kernel or user stacks (smaller, cheaper)\n"
+	"      --all-syscalls     a record for every syscall, not only those that blocked\n"
+	"      --progress, --no-progress\n"
+	"                         the live status line (default: when stderr is a terminal)\n"
+	"  -v, --verbose          libbpf's messages (verifier log on load errors)\n";
+
+/* "4096", "64K", "32M", "1G" into bytes, rounded up to a power of two. */
+static int parse_size(const char *opt, const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t p = 4096;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end == s || errno || *s == '-')
+		return error("invalid value '%s' for %s: expected a size such as 4K or 64M", s, opt);
+	if (*end == 'k' || *end == 'K')
+		v <<= 10, end++;
+	else if (*end == 'm' || *end == 'M')
+		v <<= 20, end++;
+	else if (*end == 'g' || *end == 'G')
+		v <<= 30, end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || v < 4096 || v > (1ull << 31))
+		return error("invalid value '%s' for %s: expected a size from 4K to 2G", s, opt);
+	while (p < v)
+		p <<= 1;
+	*out = p;
+	return 0;
+}
+
+static int parse_pids(const char *s, struct record_opts *o)
+{
+	char *copy = xstrdup(s), *tok, *save = NULL;
+	long v;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (parse_long("-p", tok, 1, 4194304, &v)) {
+			free(copy);
+			return -1;
+		}
+		o->pids = xrealloc(o->pids, (o->nr_pids + 1) * sizeof(*o->pids));
+		o->pids[o->nr_pids++] = v;
+	}
+	free(copy);
+	if (!o->nr_pids)
+		return error("invalid value '%s' for -p: expected PID[,PID...]", s);
+	return 0;
+}
+
+static char *join_args(int argc, char **argv)
+{
+	size_t len = 1, i;
+	char *s;
+
+	for (i = 0; i < (size_t)argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = xcalloc(1, len);
+	for (i = 0; i < (size_t)argc; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
 
 int cmd_record(int argc, char **argv)
 {
-	return error("'record' is not built yet") ? 1 : 0;
+	enum { OPT_BUFFER = 256, OPT_NO_STACKS, OPT_ALL_SYSCALLS, OPT_PROGRESS, OPT_NO_PROGRESS,
+	       OPT_ON_CPU };
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "on-cpu", optional_argument, NULL, OPT_ON_CPU },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "buffer-size", required_argument, NULL, OPT_BUFFER },
+		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
+		{ "all-syscalls", no_argument, NULL, OPT_ALL_SYSCALLS },
+		{ "progress", no_argument, NULL, OPT_PROGRESS },
+		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct record_opts o = {
+		.output = RECORD_DEFAULT_OUTPUT,
+		.buffer_size = RECORD_DEFAULT_BUFFER,
+		.progress = -1,
+	};
+	char *cmdline;
+	long hz;
+	int c, ret;
+
+	while ((c = getopt_long(argc, argv, "+p:ad:o:F:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_pids(optarg, &o))
+				return 2;
+			break;
+		case 'a':
+			o.all = true;
+			break;
+		case 'd':
+			if (parse_double("-d", optarg, 0.001, 31536000, &o.duration))
+				return 2;
+			break;
+		case 'o':
+			if (!*optarg)
+				return error("invalid value '' for -o: expected a file name"), 2;
+			o.output = optarg;
+			break;
+		case 'F':
+		case OPT_ON_CPU:
+			hz = 99;
+			if (optarg && parse_long(c == 'F' ? "-F" : "--on-cpu", optarg, 1, 10000, &hz))
+				return 2;
+			o.on_cpu_hz = hz;
+			break;
+		case OPT_BUFFER:
+			if (parse_size("--buffer-size", optarg, &o.buffer_size))
+				return 2;
+			break;
+		case OPT_NO_STACKS:
+			o.no_stacks = true;
+			break;
+		case OPT_ALL_SYSCALLS:
+			o.all_syscalls = true;
+			break;
+		case OPT_PROGRESS:
+			o.progress = 1;
+			break;
+		case OPT_NO_PROGRESS:
+			o.progress = 0;
+			break;
+		case 'v':
+			o.verbose = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			fputs(usage_text, stderr);
+			return 2;
+		}
+	}
+	if (optind < argc)
+		o.argv = argv + optind;
+	if ((o.nr_pids > 0) + o.all + (o.argv != NULL) != 1) {
+		error("record needs exactly one target: -p PID, -a, or -- COMMAND ARGS...");
+		free(o.pids);
+		return 2;
+	}
+	cmdline = join_args(argc, argv);
+	o.cmdline = cmdline;
+	ret = record__run(&o);
+	free(cmdline);
+	free(o.pids);
+	return ret ? 1 : 0;
 }

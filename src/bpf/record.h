@@ -1,0 +1,129 @@
+/* Records shared by the 'record' BPF program (record.bpf.c) and user space. The fixed-size
+ * event records are written verbatim into trace files (docs/trace-format.md), so their
+ * layout is part of the file format: change it only together with TRACE_VERSION. */
+#ifndef SRVSCOPE_BPF_RECORD_H
+#define SRVSCOPE_BPF_RECORD_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define REC_SIZE 64
+#define REC_COMM_LEN 16
+#define REC_MAX_FRAMES 127
+
+enum rec_type {
+	REC_SWITCH = 1,	    /* tid/pid: the task switched out */
+	REC_WAKING = 2,	    /* tid/pid: the task woken; carries the waker's context */
+	REC_WAKEUP = 3,	    /* the woken task was put on a run queue (aux: its CPU) */
+	REC_WAKEUP_NEW = 4, /* a new task became runnable for the first time */
+	REC_FORK = 5,	    /* tid/pid: the child; aux: the parent's tid */
+	REC_EXEC = 6,
+	REC_EXIT = 7,
+	REC_COMM = 8,	   /* the task renamed itself */
+	REC_SYSCALL = 9,   /* one syscall, written at its exit; aux: its number */
+	REC_SAMPLE = 10,   /* an on-CPU sample (cpu-clock) */
+	REC_STATE = 11,	   /* written by user space at the start: a task's state then */
+	REC_STACK = 100,   /* ring buffer only: a stack seen for the first time */
+	REC_TYPE_MAX = 101,
+};
+
+/* The waker's context in a REC_WAKING record (low byte of aux). */
+enum wake_kind {
+	WAKE_TASK = 0,
+	WAKE_HARDIRQ = 1,
+	WAKE_SOFTIRQ = 2,
+	WAKE_HRTIMER = 3,
+	WAKE_TIMER = 4, /* a timer_list callback */
+};
+
+/* REC_SWITCH flags. */
+#define SWITCH_PREEMPT (1u << 0)
+#define SWITCH_PREV_TARGET (1u << 1)
+#define SWITCH_NEXT_TARGET (1u << 2)
+
+/* Why an event or a stack was not recorded: per-CPU counters, kept in the file. */
+enum lost_reason {
+	LOST_RINGBUF = 0,	/* an event found the ring buffer full */
+	LOST_STACK_RINGBUF = 1, /* a new stack found the ring buffer full */
+	LOST_STACK_FAILED = 2,	/* the kernel could not take a stack (not counted as lost) */
+	LOST_REASONS = 3,
+};
+
+struct rec_hdr {
+	__u64 ts; /* CLOCK_MONOTONIC ns */
+	__u16 type;
+	__u16 cpu;
+	__u32 tid;
+	__u32 pid; /* thread group id */
+	__u32 aux; /* meaning depends on type */
+};
+
+struct rec_switch { /* aux: prev_state as the kernel reports it, 0 when preempted */
+	__u32 next_tid, next_pid;
+	__s32 syscall; /* the syscall the switched-out task is in, -1 when none */
+	__s32 fd;      /* its first argument when that fits an int, else -1 */
+	__u64 kstack, ustack; /* stack ids of the switched-out task, 0 when none */
+	__u32 flags;
+	__s32 prev_prio;
+};
+
+struct rec_waking { /* aux: wake_kind | target cpu << 16 */
+	__u32 waker_tid; /* the task that was running (for interrupts: the interrupted one) */
+	__u32 detail;	 /* irq number, softirq vector */
+	union {
+		char comm[REC_COMM_LEN]; /* WAKE_TASK: the waker's name */
+		char irq[REC_COMM_LEN];	 /* WAKE_HARDIRQ: the handler's name */
+		__u64 func;		 /* WAKE_HRTIMER, WAKE_TIMER: the callback */
+	} u;
+	__u64 kstack, ustack; /* the waker's, WAKE_TASK only */
+};
+
+struct rec_task { /* FORK (aux: parent tid), EXEC, EXIT (aux: exit code), COMM, WAKEUP_NEW */
+	char comm[REC_COMM_LEN];
+	__u32 parent_pid; /* FORK */
+	__u32 flags;	  /* EXIT: 1 when the whole thread group is gone */
+	char file[16];	  /* EXEC: the last bytes of the file name */
+};
+
+struct rec_syscall { /* aux: syscall number */
+	__s64 ret;
+	__u64 enter_ts;
+	__u64 args[3];
+};
+
+struct rec_sample {
+	__u64 kstack, ustack;
+};
+
+struct rec_state { /* aux: the state letter as in /proc/PID/stat */
+	__s32 syscall;
+	__s32 fd;
+	char comm[REC_COMM_LEN];
+};
+
+struct rec {
+	struct rec_hdr h;
+	union {
+		struct rec_switch sw;
+		struct rec_waking wk;
+		struct rec_task task;
+		struct rec_syscall sc;
+		struct rec_sample sample;
+		struct rec_state state;
+		__u8 raw[REC_SIZE - sizeof(struct rec_hdr)];
+	};
+};
+
+/* A stack sent once through the ring buffer; events refer to it by id. The id is a hash
+ * of the frames, never 0; the type field sits where rec_hdr.type does. */
+struct rec_stack {
+	__u64 id;
+	__u16 type; /* REC_STACK */
+	__u16 user;
+	__u32 nr;
+	__u64 ips[REC_MAX_FRAMES];
+};
+#define REC_STACK_HDR 16
+
+#endif

@@ -1,0 +1,742 @@
+/* 'srvscope record': loads record.bpf.c, marks the target processes, launches the command,
+ * drains the ring buffer into the trace file (flushed every second, so a killed recording
+ * stays readable), captures maps and fd descriptions while the processes live, and reports
+ * lost events at the end. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "proc/maps.h"
+#include "proc/task.h"
+#include "record/procinfo.h"
+#include "record/record.h"
+#include "record.skel.h"
+#include "trace/syscalls.h"
+#include "trace/trace.h"
+#include "trace/u64map.h"
+#include "util/util.h"
+
+#define POLL_MS 20
+#define FLUSH_NS 1000000000ull	  /* a killed recording loses at most this much */
+#define FLUSH_EVENTS 65536	  /* or this many buffered events */
+#define PROGRESS_NS 500000000ull
+#define FD_RECHECK_NS 1000000000ull
+#define YOUNG_NS 2000000000ull	  /* a process just started or exec'd: maps still change */
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+struct pidinfo {
+	pid_t pid;
+	bool dead;
+	uint64_t born_ns, next_check_ns;
+	struct proc_maps *maps;
+};
+
+struct fdinfo {
+	uint64_t checked_ns;
+	char *desc;
+};
+
+struct recorder {
+	const struct record_opts *o;
+	struct record_bpf *skel;
+	struct ring_buffer *rb;
+	struct trace_writer *w;
+	int nr_cpus;
+	uint64_t start_ns;
+	int err; /* first write error */
+	uint64_t pending;
+
+	struct u64map stacks_seen;
+	struct u64map pid_idx;
+	struct pidinfo *pids;
+	size_t nr_pids, cap_pids;
+	struct u64map fd_idx;
+	struct fdinfo *fds;
+	size_t nr_fds, cap_fds;
+
+	pid_t child;
+	int child_status;
+	bool child_done;
+	int *perf_fds;
+	struct bpf_link **perf_links;
+};
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int libbpf_silent(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
+/* ---- what /proc says about the targets ---- */
+
+static void write_maps(struct recorder *r, struct pidinfo *pi, uint64_t now)
+{
+	char *ids = NULL;
+	size_t ids_len;
+
+	if (!pi->maps->text_len)
+		return;
+	ids_len = procinfo__build_ids(pi->pid, pi->maps, &ids);
+	if (trace_writer__maps(r->w, now, pi->pid, pi->maps->text, pi->maps->text_len, ids,
+			       ids_len) &&
+	    !r->err)
+		r->err = -errno;
+	free(ids);
+}
+
+/* Reads the maps of pid again when they changed: often while a process is young (the
+ * dynamic loader is still mapping), then every second (or never again with -a). */
+static void check_maps(struct recorder *r, struct pidinfo *pi, uint64_t now)
+{
+	struct proc_maps *m;
+
+	if (pi->dead || now < pi->next_check_ns)
+		return;
+	if (now - pi->born_ns < 200000000ull)
+		pi->next_check_ns = now + POLL_MS * 1000000ull;
+	else if (now - pi->born_ns < YOUNG_NS)
+		pi->next_check_ns = now + 100000000ull;
+	else if (r->o->all)
+		pi->next_check_ns = UINT64_MAX;
+	else
+		pi->next_check_ns = now + FLUSH_NS;
+	if (pi->maps && !proc_maps__changed(pi->maps))
+		return;
+	m = proc_maps__read(pi->pid);
+	if (!m) {
+		pi->dead = true;
+		return;
+	}
+	proc_maps__delete(pi->maps);
+	pi->maps = m;
+	write_maps(r, pi, now);
+}
+
+static struct pidinfo *pid_seen(struct recorder *r, pid_t pid, uint64_t now)
+{
+	bool created;
+	uint64_t *slot = u64map__slot(&r->pid_idx, pid, &created);
+	struct pidinfo *pi;
+
+	if (!created)
+		return &r->pids[*slot];
+	xgrow((void **)&r->pids, &r->cap_pids, r->nr_pids + 1, sizeof(*r->pids));
+	*slot = r->nr_pids;
+	pi = &r->pids[r->nr_pids++];
+	memset(pi, 0, sizeof(*pi));
+	pi->pid = pid;
+	pi->born_ns = now;
+	check_maps(r, pi, now);
+	return pi;
+}
+
+static void describe_fd(struct recorder *r, uint64_t ts, pid_t pid, int fd, uint64_t now)
+{
+	uint64_t key = (uint64_t)(uint32_t)pid << 32 | (uint32_t)fd, idx;
+	bool created;
+	struct fdinfo *f;
+	char desc[256];
+
+	idx = *u64map__slot(&r->fd_idx, key, &created);
+	if (created) {
+		xgrow((void **)&r->fds, &r->cap_fds, r->nr_fds + 1, sizeof(*r->fds));
+		idx = r->nr_fds++;
+		u64map__put(&r->fd_idx, key, idx);
+		r->fds[idx].checked_ns = 0;
+		r->fds[idx].desc = NULL;
+	}
+	f = &r->fds[idx];
+	if (f->desc && now - f->checked_ns < FD_RECHECK_NS)
+		return;
+	f->checked_ns = now;
+	if (procinfo__describe_fd(pid, fd, desc, sizeof(desc)))
+		return;
+	if (f->desc && !strcmp(f->desc, desc))
+		return;
+	free(f->desc);
+	f->desc = xstrdup(desc);
+	trace_writer__add_fd(r->w, ts, pid, fd, desc);
+}
+
+/* ---- the ring buffer ---- */
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct recorder *r = ctx;
+	const struct rec *e = data;
+	uint64_t now;
+
+	if (size >= REC_STACK_HDR && ((const struct rec_stack *)data)->type == REC_STACK) {
+		const struct rec_stack *s = data;
+		bool created;
+		uint32_t nr = s->nr;
+
+		if (nr > REC_MAX_FRAMES || REC_STACK_HDR + nr * 8ull > size)
+			return 0;
+		u64map__slot(&r->stacks_seen, s->id, &created);
+		if (created)
+			trace_writer__add_stack(r->w, s->id, s->user, (const uint64_t *)s->ips, nr);
+		return 0;
+	}
+	if (size < sizeof(*e))
+		return 0;
+	trace_writer__add_event(r->w, e);
+	r->pending++;
+
+	switch (e->h.type) {
+	case REC_SWITCH:
+		if (!(e->sw.flags & SWITCH_PREV_TARGET))
+			break;
+		now = now_ns();
+		pid_seen(r, e->h.pid, now);
+		if (e->h.aux && e->sw.fd >= 0 && syscall__has_fd(e->sw.syscall))
+			describe_fd(r, e->h.ts, e->h.pid, e->sw.fd, now);
+		break;
+	case REC_EXEC: {
+		struct pidinfo *pi;
+
+		now = now_ns();
+		pi = pid_seen(r, e->h.pid, now);
+		pi->born_ns = now;
+		pi->dead = false;
+		pi->next_check_ns = 0;
+		check_maps(r, pi, now);
+		break;
+	}
+	case REC_FORK:
+	case REC_WAKING:
+	case REC_SAMPLE:
+		if (e->h.pid)
+			pid_seen(r, e->h.pid, now_ns());
+		break;
+	}
+	if (r->pending >= FLUSH_EVENTS) {
+		int err = trace_writer__flush(r->w);
+
+		if (err && !r->err)
+			r->err = err;
+		r->pending = 0;
+	}
+	return 0;
+}
+
+/* ---- the start of a recording ---- */
+
+static int write_kallsyms(struct recorder *r)
+{
+	size_t cap = 8 << 20, len = 0;
+	char *buf = xmalloc(cap);
+	ssize_t n;
+	int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0) {
+		free(buf);
+		warning("cannot read /proc/kallsyms (%s): kernel frames will stay addresses",
+			strerror(errno));
+		return 0;
+	}
+	for (;;) {
+		if (cap - len < 65536)
+			buf = xrealloc(buf, cap *= 2);
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += n;
+	}
+	close(fd);
+	err = trace_writer__section_zstd(r->w, SEC_KALLSYMS, buf, len);
+	free(buf);
+	return err;
+}
+
+static int write_info(struct recorder *r)
+{
+	const struct record_opts *o = r->o;
+	char buf[4096];
+	size_t n = 0, i;
+
+	n += snprintf(buf + n, sizeof(buf) - n, "srvscope=record\n");
+	if (o->cmdline)
+		n += snprintf(buf + n, sizeof(buf) - n, "cmdline=%s\n", o->cmdline);
+	if (o->all)
+		n += snprintf(buf + n, sizeof(buf) - n, "targets=all\n");
+	for (i = 0; i < o->nr_pids && n < sizeof(buf); i++)
+		n += snprintf(buf + n, sizeof(buf) - n, "target_pid=%d\n", o->pids[i]);
+	if (r->child && n < sizeof(buf))
+		n += snprintf(buf + n, sizeof(buf) - n, "command_pid=%d\n", r->child);
+	if (n < sizeof(buf))
+		n += snprintf(buf + n, sizeof(buf) - n, "buffer_size=%" PRIu64 "\n",
+			      o->buffer_size);
+	if (n > sizeof(buf))
+		n = sizeof(buf);
+	return trace_writer__section(r->w, SEC_INFO, buf, n);
+}
+
+/* Names and states of the threads of pid as the recording starts: a thread already
+ * blocked then has its episode begin at the start of the trace. */
+static void snapshot_process(struct recorder *r, pid_t pid, uint64_t ts)
+{
+	pid_t *tids = NULL;
+	int n = proc_tasks__list(pid, &tids), i;
+
+	for (i = 0; i < n; i++) {
+		struct task_stat st;
+		struct rec e;
+		long nr = -1, arg0 = -1;
+
+		if (proc_task__stat(pid, tids[i], &st))
+			continue;
+		trace_writer__add_name(r->w, tids[i], pid, st.comm);
+		if (st.flags & 0x00200000) /* PF_KTHREAD */
+			continue;
+		memset(&e, 0, sizeof(e));
+		e.h.ts = ts;
+		e.h.type = REC_STATE;
+		e.h.tid = tids[i];
+		e.h.pid = pid;
+		e.h.aux = (unsigned char)st.state;
+		if (st.state != 'R' && !procinfo__syscall(pid, tids[i], &nr, &arg0)) {
+			e.state.syscall = nr;
+			e.state.fd = syscall__has_fd(nr) && arg0 >= 0 && arg0 < 0x7fffffff ? arg0 : -1;
+			if (e.state.fd >= 0)
+				describe_fd(r, ts, pid, e.state.fd, now_ns());
+		} else {
+			e.state.syscall = -1;
+			e.state.fd = -1;
+		}
+		memcpy(e.state.comm, st.comm, sizeof(e.state.comm));
+		trace_writer__add_event(r->w, &e);
+	}
+	free(tids);
+}
+
+static void snapshot_targets(struct recorder *r)
+{
+	uint64_t ts = now_ns();
+	size_t i;
+
+	if (r->o->all) {
+		DIR *d = opendir("/proc");
+		struct dirent *de;
+
+		while (d && (de = readdir(d)))
+			if (de->d_name[0] >= '1' && de->d_name[0] <= '9' &&
+			    atoi(de->d_name) != getpid())
+				snapshot_process(r, atoi(de->d_name), ts);
+		if (d)
+			closedir(d);
+		return;
+	}
+	for (i = 0; i < r->o->nr_pids; i++) {
+		snapshot_process(r, r->o->pids[i], ts);
+		pid_seen(r, r->o->pids[i], ts);
+	}
+}
+
+static void fill_header(struct trace_file_header *h, const struct recorder *r)
+{
+	struct utsname u;
+
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, TRACE_MAGIC, 8);
+	h->version = TRACE_VERSION;
+	h->header_size = sizeof(*h);
+	h->record_size = REC_SIZE;
+	h->nr_cpus = r->nr_cpus;
+	h->clock_id = CLOCK_MONOTONIC;
+	h->flags = (r->o->all ? TRACE_F_SYSTEM_WIDE : 0) | (r->o->no_stacks ? 0 : TRACE_F_STACKS) |
+		   (r->o->all_syscalls ? TRACE_F_ALL_SYSCALLS : 0) |
+		   (r->o->on_cpu_hz ? TRACE_F_ON_CPU : 0);
+	h->start_ns = r->start_ns;
+	h->start_realtime_ns = now_realtime_ns();
+	if (!uname(&u)) {
+		snprintf(h->host, sizeof(h->host), "%.63s", u.nodename);
+		snprintf(h->kernel, sizeof(h->kernel), "%.63s", u.release);
+		snprintf(h->machine, sizeof(h->machine), "%.15s", u.machine);
+	}
+	h->recorder_pid = getpid();
+}
+
+/* The command starts stopped on a pipe: it becomes a target before its first instruction
+ * and runs once the programs are attached. */
+static int launch(struct recorder *r, int *go_fd)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		return error("cannot create a pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return error("cannot fork: %s", strerror(errno));
+	}
+	if (!pid) {
+		char c;
+
+		close(p[1]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		if (read(p[0], &c, 1) != 1)
+			_exit(127);
+		execvp(r->o->argv[0], r->o->argv);
+		fprintf(stderr, "srvscope: cannot run '%s': %s\n", r->o->argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(p[0]);
+	r->child = pid;
+	*go_fd = p[1];
+	return 0;
+}
+
+static int open_samplers(struct recorder *r)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(a),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = r->o->on_cpu_hz,
+	};
+	int cpu;
+
+	r->perf_fds = xcalloc(r->nr_cpus, sizeof(int));
+	r->perf_links = xcalloc(r->nr_cpus, sizeof(*r->perf_links));
+	for (cpu = 0; cpu < r->nr_cpus; cpu++) {
+		int fd = syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+		r->perf_fds[cpu] = fd;
+		if (fd < 0) {
+			if (errno == ENODEV) /* CPU offline */
+				continue;
+			return error("cannot open the cpu-clock event on CPU %d: %s", cpu,
+				     strerror(errno));
+		}
+		r->perf_links[cpu] = bpf_program__attach_perf_event(r->skel->progs.on_cpu_sample, fd);
+		if (!r->perf_links[cpu])
+			return error("cannot attach the on-CPU sampler on CPU %d: %s", cpu,
+				     strerror(errno));
+	}
+	return 0;
+}
+
+static void close_samplers(struct recorder *r)
+{
+	int cpu;
+
+	for (cpu = 0; r->perf_fds && cpu < r->nr_cpus; cpu++) {
+		bpf_link__destroy(r->perf_links[cpu]);
+		if (r->perf_fds[cpu] >= 0)
+			close(r->perf_fds[cpu]);
+	}
+	free(r->perf_fds);
+	free(r->perf_links);
+	r->perf_fds = NULL;
+}
+
+/* ---- while recording ---- */
+
+static void read_lost(struct recorder *r, uint64_t *lost)
+{
+	uint64_t *vals = xcalloc(r->nr_cpus, sizeof(uint64_t));
+	uint32_t reason;
+	int cpu;
+
+	memset(lost, 0, sizeof(uint64_t) * r->nr_cpus * LOST_REASONS);
+	for (reason = 0; reason < LOST_REASONS; reason++) {
+		if (bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.lost), &reason, vals))
+			continue;
+		for (cpu = 0; cpu < r->nr_cpus; cpu++)
+			lost[cpu * LOST_REASONS + reason] = vals[cpu];
+	}
+	free(vals);
+}
+
+static void write_lost(struct recorder *r, uint64_t *lost)
+{
+	size_t len = 8 + sizeof(uint64_t) * r->nr_cpus * LOST_REASONS;
+	char *buf = xmalloc(len);
+	uint32_t h[2] = { r->nr_cpus, LOST_REASONS };
+	int err;
+
+	read_lost(r, lost);
+	memcpy(buf, h, 8);
+	memcpy(buf + 8, lost, len - 8);
+	err = trace_writer__section(r->w, SEC_LOST, buf, len);
+	if (err && !r->err)
+		r->err = err;
+	free(buf);
+}
+
+static uint64_t lost_total(const struct recorder *r, const uint64_t *lost)
+{
+	uint64_t n = 0;
+	int cpu;
+
+	for (cpu = 0; cpu < r->nr_cpus; cpu++)
+		n += lost[cpu * LOST_REASONS + LOST_RINGBUF] +
+		     lost[cpu * LOST_REASONS + LOST_STACK_RINGBUF];
+	return n;
+}
+
+static void progress(struct recorder *r, uint64_t now, uint64_t *last_ns, uint64_t *last_events,
+		     const uint64_t *lost)
+{
+	uint64_t ev = trace_writer__events(r->w);
+	double dt = (now - *last_ns) / 1e9;
+
+	fprintf(stderr, "\rsrvscope: recording %.1f s, %.0f events/s, %.1f MB, %" PRIu64 " lost   ",
+		(now - r->start_ns) / 1e9, dt > 0 ? (ev - *last_events) / dt : 0.0,
+		trace_writer__bytes(r->w) / 1e6, lost_total(r, lost));
+	*last_ns = now;
+	*last_events = ev;
+}
+
+static bool targets_alive(const struct recorder *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->o->nr_pids; i++)
+		if (!kill(r->o->pids[i], 0) || errno != ESRCH)
+			return true;
+	return false;
+}
+
+static void loop(struct recorder *r, uint64_t *lost)
+{
+	const struct record_opts *o = r->o;
+	bool show = o->progress > 0 || (o->progress < 0 && isatty(2));
+	uint64_t end = o->duration > 0 ? r->start_ns + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
+	uint64_t last_flush = r->start_ns, last_progress = r->start_ns, last_events = 0;
+	uint64_t last_alive = r->start_ns;
+	size_t i;
+
+	while (!stop_signal && !r->err) {
+		uint64_t now;
+		int err = ring_buffer__poll(r->rb, POLL_MS);
+
+		if (err < 0 && err != -EINTR) {
+			r->err = err;
+			break;
+		}
+		ring_buffer__consume(r->rb);
+		now = now_ns();
+		for (i = 0; i < r->nr_pids; i++)
+			check_maps(r, &r->pids[i], now);
+		if (now - last_flush >= FLUSH_NS) {
+			err = trace_writer__flush(r->w);
+			if (err && !r->err)
+				r->err = err;
+			r->pending = 0;
+			write_lost(r, lost);
+			last_flush = now;
+		}
+		if (show && now - last_progress >= PROGRESS_NS)
+			progress(r, now, &last_progress, &last_events, lost);
+		if (now >= end)
+			break;
+		if (r->child && waitpid(r->child, &r->child_status, WNOHANG) == r->child) {
+			r->child_done = true;
+			break;
+		}
+		if (o->nr_pids && now - last_alive >= 200000000ull) {
+			last_alive = now;
+			if (!targets_alive(r)) {
+				notice("every target process has exited");
+				break;
+			}
+		}
+	}
+	if (show)
+		fprintf(stderr, "\r\033[K");
+}
+
+static int load(struct recorder *r)
+{
+	const struct record_opts *o = r->o;
+	int err;
+
+	libbpf_set_print(o->verbose ? libbpf_print : libbpf_silent);
+	r->skel = record_bpf__open();
+	if (!r->skel)
+		return error("cannot open the BPF programs: %s", strerror(errno));
+	r->skel->rodata->filter_all = o->all;
+	r->skel->rodata->want_stacks = !o->no_stacks;
+	r->skel->rodata->syscalls_all = o->all_syscalls;
+	r->skel->rodata->wakeup_bytes = o->buffer_size / 4;
+	r->skel->rodata->self_tgid = getpid();
+	bpf_map__set_max_entries(r->skel->maps.events, o->buffer_size);
+	if (!o->on_cpu_hz)
+		bpf_program__set_autoload(r->skel->progs.on_cpu_sample, false);
+	err = record_bpf__load(r->skel);
+	if (err == -EPERM || err == -EACCES)
+		return error("cannot load the BPF programs: permission denied (run as root, or "
+			     "grant CAP_BPF and CAP_PERFMON)");
+	if (err)
+		return error("cannot load the BPF programs: %s (rerun with -v for the verifier's "
+			     "log)",
+			     strerror(-err));
+	return 0;
+}
+
+static void print_summary(struct recorder *r, const uint64_t *lost, uint64_t events,
+			  uint64_t end_ns)
+{
+	char buf[512];
+	struct stat st;
+
+	fprintf(stderr, "srvscope: recorded %" PRIu64 " events (%.1f MB) in %.1f s to %s; %s\n",
+		events, stat(r->o->output, &st) ? 0.0 : st.st_size / 1e6,
+		(end_ns - r->start_ns) / 1e9, r->o->output,
+		trace_lost__format(lost, r->nr_cpus, buf, sizeof(buf)));
+}
+
+int record__run(const struct record_opts *o)
+{
+	struct recorder r = { .o = o };
+	struct trace_file_header hdr;
+	struct sigaction sa = { .sa_handler = on_stop };
+	uint64_t *lost = NULL, end_ns, events;
+	int go_fd = -1, err = 0;
+	size_t i;
+	__u8 one = 1;
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		return error("this kernel has no BTF type information (/sys/kernel/btf/vmlinux is "
+			     "missing): recording needs a kernel built with CONFIG_DEBUG_INFO_BTF=y"),
+		       -ENOTSUP;
+	for (i = 0; i < o->nr_pids; i++) {
+		err = proc__check_target(o->pids[i], NULL, true);
+		if (err)
+			return err;
+	}
+	r.nr_cpus = libbpf_num_possible_cpus();
+	if (r.nr_cpus <= 0)
+		return error("cannot count the CPUs: %s", strerror(-r.nr_cpus)), r.nr_cpus;
+	lost = xcalloc((size_t)r.nr_cpus * LOST_REASONS, sizeof(*lost));
+
+	if (load(&r)) {
+		err = -EPERM;
+		goto out_destroy;
+	}
+	for (i = 0; i < o->nr_pids; i++)
+		bpf_map_update_elem(bpf_map__fd(r.skel->maps.targets), &o->pids[i], &one, BPF_ANY);
+
+	r.start_ns = now_ns();
+	fill_header(&hdr, &r);
+	r.w = trace_writer__open(o->output, &hdr);
+	if (!r.w) {
+		err = -errno;
+		error("cannot create '%s': %s", o->output, strerror(errno));
+		goto out_destroy;
+	}
+	if (o->argv) {
+		if (launch(&r, &go_fd)) {
+			err = -ECHILD;
+			goto out_close;
+		}
+		bpf_map_update_elem(bpf_map__fd(r.skel->maps.targets), &r.child, &one, BPF_ANY);
+	}
+	if ((err = write_info(&r)) || (err = write_kallsyms(&r))) {
+		error("cannot write '%s': %s", o->output, strerror(-err));
+		goto out_close;
+	}
+	r.rb = ring_buffer__new(bpf_map__fd(r.skel->maps.events), on_record, &r, NULL);
+	if (!r.rb) {
+		err = -errno;
+		error("cannot set up the ring buffer: %s", strerror(errno));
+		goto out_close;
+	}
+	err = record_bpf__attach(r.skel);
+	if (err) {
+		error("cannot attach to the scheduler tracepoints: %s", strerror(-err));
+		goto out_close;
+	}
+	if (o->on_cpu_hz && open_samplers(&r)) {
+		err = -ENODEV;
+		goto out_close;
+	}
+	snapshot_targets(&r);
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (go_fd >= 0) {
+		if (write(go_fd, "g", 1) != 1)
+			warning("cannot start the command: %s", strerror(errno));
+		close(go_fd);
+		go_fd = -1;
+	}
+	loop(&r, lost);
+
+	/* Stop the sources, then take what they left in the ring. */
+	close_samplers(&r);
+	record_bpf__detach(r.skel);
+	ring_buffer__consume(r.rb);
+	end_ns = now_ns();
+	for (i = 0; i < r.nr_pids; i++)
+		check_maps(&r, &r.pids[i], UINT64_MAX - 1);
+	write_lost(&r, lost);
+	events = trace_writer__events(r.w);
+	err = trace_writer__close(r.w, end_ns);
+	r.w = NULL;
+	if (!err)
+		err = r.err;
+	if (err)
+		error("cannot write '%s': %s", o->output, strerror(-err));
+	else
+		print_summary(&r, lost, events, end_ns);
+out_close:
+	if (go_fd >= 0)
+		close(go_fd); /* the child sees EOF and exits without running the command */
+	if (r.child && !r.child_done) {
+		/* The recording ended first (-d, a signal, an error): so does the command. */
+		kill(r.child, SIGTERM);
+		waitpid(r.child, &r.child_status, 0);
+	}
+	if (r.w)
+		trace_writer__close(r.w, now_ns());
+out_destroy:
+	close_samplers(&r);
+	ring_buffer__free(r.rb);
+	record_bpf__destroy(r.skel);
+	for (i = 0; i < r.nr_pids; i++)
+		proc_maps__delete(r.pids[i].maps);
+	free(r.pids);
+	for (i = 0; i < r.nr_fds; i++)
+		free(r.fds[i].desc);
+	free(r.fds);
+	u64map__free(&r.stacks_seen);
+	u64map__free(&r.pid_idx);
+	u64map__free(&r.fd_idx);
+	free(lost);
+	return err;
+}

@@ -1,0 +1,35 @@
+/* The recorder behind 'srvscope record': loads the BPF program, follows the targets (pids,
+ * a launched command and its children, or every task), drains the ring buffer into a trace
+ * file and reports what was lost. */
+#ifndef SRVSCOPE_RECORD_RECORD_H
+#define SRVSCOPE_RECORD_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define RECORD_DEFAULT_OUTPUT "srvscope.trace"
+#define RECORD_DEFAULT_BUFFER (32u << 20)
+
+struct record_opts {
+	pid_t *pids; /* -p */
+	size_t nr_pids;
+	bool all;	      /* -a */
+	char **argv;	      /* -- COMMAND ARGS..., NULL-terminated; NULL when none */
+	double duration;      /* seconds, 0: until stopped */
+	const char *output;   /* trace file */
+	uint64_t buffer_size; /* ring buffer bytes: a power of two, at least a page */
+	unsigned int on_cpu_hz; /* 0: no on-CPU samples */
+	bool no_stacks;
+	bool all_syscalls; /* a record for every syscall, not only those that blocked */
+	int progress;	   /* -1: on a terminal only, 0: never, 1: always */
+	bool verbose;	   /* libbpf's messages */
+	const char *cmdline; /* what was run, saved in the file */
+};
+
+/* Records until the duration elapses, SIGINT/SIGTERM arrives, the launched command exits or
+ * every target process is gone. Errors are reported on stderr. Returns 0 or -errno. */
+int record__run(const struct record_opts *o);
+
+#endif

@@ -1,0 +1,681 @@
+/* Trace file reader: maps the file, checks every section header (a corrupt one is reported
+ * with its offset), accepts a truncated tail, and indexes events (sorted by time), stacks,
+ * thread names, maps and fd descriptions for the reports. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "trace/trace.h"
+#include "trace/u64map.h"
+#include "util/util.h"
+
+_Static_assert(sizeof(struct rec) == REC_SIZE, "trace records are 64 bytes");
+_Static_assert(sizeof(struct trace_file_header) == 256, "the trace header is 256 bytes");
+_Static_assert(sizeof(struct trace_section) == 16, "section headers are 16 bytes");
+
+#define MAX_CPUS 8192
+#define MAX_STACK_FRAMES 1024
+#define MAX_UNCOMPRESSED (512ull << 20)
+/* How far an event may sit from its place in time order before a full sort is cheaper. */
+#define SORT_WINDOW 256
+
+struct run {
+	const struct rec *r;
+	size_t n;
+};
+
+struct priv {
+	struct u64map stack_idx, thread_idx;
+	void *map;
+	size_t map_len;
+	struct run *runs;
+	size_t nr_runs, cap_runs;
+	size_t cap_stacks, cap_maps, cap_fds, cap_threads;
+	void **owned; /* decompressed sections */
+	size_t nr_owned, cap_owned;
+};
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (errlen)
+		vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static struct trace_thread *thread_of(struct trace *t, uint32_t tid, uint32_t pid)
+{
+	struct priv *p = t->priv;
+	bool created;
+	uint64_t *slot = u64map__slot(&p->thread_idx, tid, &created);
+	struct trace_thread *th;
+
+	if (created) {
+		xgrow((void **)&t->threads, &p->cap_threads, t->nr_threads + 1, sizeof(*t->threads));
+		*slot = t->nr_threads;
+		th = &t->threads[t->nr_threads++];
+		memset(th, 0, sizeof(*th));
+		th->tid = tid;
+		if (!tid)
+			strcpy(th->comm, "swapper");
+	}
+	th = &t->threads[*slot];
+	if (pid)
+		th->pid = pid;
+	return th;
+}
+
+static void set_comm(struct trace_thread *th, const char *comm)
+{
+	if (!comm[0])
+		return;
+	memcpy(th->comm, comm, sizeof(th->comm) - 1);
+	th->comm[sizeof(th->comm) - 1] = '\0';
+}
+
+static int parse_stacks(struct trace *t, const char *p, size_t size, uint64_t off, char *err,
+			size_t errlen)
+{
+	struct priv *pr = t->priv;
+	size_t pos = 0;
+
+	while (pos < size) {
+		uint64_t id;
+		uint32_t head[2];
+		bool created;
+		uint64_t *slot;
+
+		if (size - pos < 16)
+			return fail(err, errlen, "stack entry cut short at offset %" PRIu64,
+				    off + pos);
+		memcpy(&id, p + pos, 8);
+		memcpy(head, p + pos + 8, 8);
+		if (head[0] > MAX_STACK_FRAMES || (size - pos - 16) / 8 < head[0])
+			return fail(err, errlen, "stack entry with %u frames at offset %" PRIu64,
+				    head[0], off + pos);
+		slot = u64map__slot(&pr->stack_idx, id, &created);
+		if (created) {
+			struct trace_stack *s;
+
+			xgrow((void **)&t->stacks, &pr->cap_stacks, t->nr_stacks + 1,
+			      sizeof(*t->stacks));
+			*slot = t->nr_stacks;
+			s = &t->stacks[t->nr_stacks++];
+			s->id = id;
+			s->nr = head[0];
+			s->user = head[1] != 0;
+			s->ips = (const uint64_t *)(p + pos + 16);
+		}
+		pos += 16 + (size_t)head[0] * 8;
+	}
+	return 0;
+}
+
+static int parse_fds(struct trace *t, const char *p, size_t size, uint64_t off, char *err,
+		     size_t errlen)
+{
+	struct priv *pr = t->priv;
+	size_t pos = 0;
+
+	while (pos < size) {
+		struct trace_fd_hdr h;
+		struct trace_fd *f;
+
+		if (size - pos < sizeof(h))
+			return fail(err, errlen, "fd entry cut short at offset %" PRIu64, off + pos);
+		memcpy(&h, p + pos, sizeof(h));
+		if (h.len > size - pos - sizeof(h))
+			return fail(err, errlen, "fd entry of %u bytes at offset %" PRIu64, h.len,
+				    off + pos);
+		xgrow((void **)&t->fds, &pr->cap_fds, t->nr_fds + 1, sizeof(*t->fds));
+		f = &t->fds[t->nr_fds++];
+		f->ts = h.ts;
+		f->pid = h.pid;
+		f->fd = h.fd;
+		f->desc = p + pos + sizeof(h);
+		f->len = h.len;
+		pos += sizeof(h) + ((h.len + 7) & ~7u);
+	}
+	return 0;
+}
+
+static int parse_section(struct trace *t, uint16_t type, const char *p, size_t size,
+			 uint64_t off, char *err, size_t errlen)
+{
+	struct priv *pr = t->priv;
+
+	switch (type) {
+	case SEC_EVENTS:
+		if (size % REC_SIZE)
+			return fail(err, errlen,
+				    "event section of %zu bytes (not whole records) at offset %" PRIu64,
+				    size, off);
+		xgrow((void **)&pr->runs, &pr->cap_runs, pr->nr_runs + 1, sizeof(*pr->runs));
+		pr->runs[pr->nr_runs].r = (const struct rec *)p;
+		pr->runs[pr->nr_runs++].n = size / REC_SIZE;
+		t->nr_ev += size / REC_SIZE;
+		return 0;
+	case SEC_STACKS:
+		return parse_stacks(t, p, size, off, err, errlen);
+	case SEC_KALLSYMS:
+		t->kallsyms = p;
+		t->kallsyms_len = size;
+		return 0;
+	case SEC_INFO:
+		t->info = p;
+		t->info_len = size;
+		return 0;
+	case SEC_MAPS: {
+		struct trace_maps_hdr h;
+		struct trace_maps *m;
+
+		if (size < sizeof(h))
+			return fail(err, errlen, "maps section cut short at offset %" PRIu64, off);
+		memcpy(&h, p, sizeof(h));
+		if ((uint64_t)h.maps_len + h.build_ids_len > size - sizeof(h))
+			return fail(err, errlen, "maps section with bad lengths at offset %" PRIu64,
+				    off);
+		xgrow((void **)&t->maps, &pr->cap_maps, t->nr_maps + 1, sizeof(*t->maps));
+		m = &t->maps[t->nr_maps++];
+		m->ts = h.ts;
+		m->pid = h.pid;
+		m->text = p + sizeof(h);
+		m->len = h.maps_len;
+		m->build_ids = m->text + h.maps_len;
+		m->build_ids_len = h.build_ids_len;
+		return 0;
+	}
+	case SEC_NAMES: {
+		const struct trace_name *n = (const struct trace_name *)p;
+		size_t i;
+
+		if (size % sizeof(*n))
+			return fail(err, errlen, "names section of %zu bytes at offset %" PRIu64,
+				    size, off);
+		for (i = 0; i < size / sizeof(*n); i++) {
+			struct trace_thread *th = thread_of(t, n[i].tid, n[i].pid);
+
+			if (!th->comm[0])
+				set_comm(th, n[i].comm);
+		}
+		return 0;
+	}
+	case SEC_FDS:
+		return parse_fds(t, p, size, off, err, errlen);
+	case SEC_LOST: {
+		uint32_t h[2];
+		size_t i, r;
+
+		if (size < 8)
+			return fail(err, errlen, "lost section cut short at offset %" PRIu64, off);
+		memcpy(h, p, 8);
+		if (h[0] > MAX_CPUS || h[1] > 64 || (size - 8) / 8 < (uint64_t)h[0] * h[1])
+			return fail(err, errlen, "lost section for %u CPUs at offset %" PRIu64,
+				    h[0], off);
+		free(t->lost);
+		t->lost_cpus = h[0];
+		t->lost = xcalloc((size_t)h[0] * LOST_REASONS + 1, sizeof(uint64_t));
+		memset(t->lost_by_reason, 0, sizeof(t->lost_by_reason));
+		for (i = 0; i < h[0]; i++)
+			for (r = 0; r < h[1] && r < LOST_REASONS; r++) {
+				uint64_t v;
+
+				memcpy(&v, p + 8 + (i * h[1] + r) * 8, 8);
+				t->lost[i * LOST_REASONS + r] = v;
+				t->lost_by_reason[r] += v;
+			}
+		return 0;
+	}
+	case SEC_END: {
+		struct trace_end e;
+
+		if (size < sizeof(e))
+			return fail(err, errlen, "end section cut short at offset %" PRIu64, off);
+		memcpy(&e, p, sizeof(e));
+		t->end_ns = e.end_ns;
+		t->ended = true;
+		return 0;
+	}
+	default:
+		return 0; /* a section from a newer writer: not needed to read this one */
+	}
+}
+
+static void merge_sort(const struct rec **a, const struct rec **tmp, size_t n)
+{
+	size_t m = n / 2, i = 0, j = m, k = 0;
+
+	if (n < 2)
+		return;
+	merge_sort(a, tmp, m);
+	merge_sort(a + m, tmp, n - m);
+	while (i < m && j < n)
+		tmp[k++] = a[j]->h.ts < a[i]->h.ts ? a[j++] : a[i++];
+	while (i < m)
+		tmp[k++] = a[i++];
+	while (j < n)
+		tmp[k++] = a[j++];
+	memcpy(a, tmp, n * sizeof(*a));
+}
+
+/* The ring buffer delivers events almost in time order (CPUs race by nanoseconds to
+ * microseconds): an insertion sort with a bounded reach is linear then. Anything further
+ * out of place (a corrupt or crafted file) falls back to a stable merge sort. */
+static void sort_events(const struct rec **ev, size_t n)
+{
+	size_t i, j;
+	const struct rec **tmp;
+
+	for (i = 1; i < n; i++) {
+		const struct rec *x = ev[i];
+
+		if (x->h.ts >= ev[i - 1]->h.ts)
+			continue;
+		for (j = i; j > 0 && ev[j - 1]->h.ts > x->h.ts; j--) {
+			if (i - j >= SORT_WINDOW) {
+				ev[j] = x; /* fill the hole: still a permutation */
+				goto full;
+			}
+			ev[j] = ev[j - 1];
+		}
+		ev[j] = x;
+	}
+	return;
+full:
+	tmp = xmalloc(n * sizeof(*tmp));
+	merge_sort(ev, tmp, n);
+	free(tmp);
+}
+
+static void index_events(struct trace *t)
+{
+	struct priv *p = t->priv;
+	size_t i, k = 0, j;
+
+	t->ev = xmalloc((t->nr_ev ? t->nr_ev : 1) * sizeof(*t->ev));
+	for (i = 0; i < p->nr_runs; i++)
+		for (j = 0; j < p->runs[i].n; j++)
+			t->ev[k++] = &p->runs[i].r[j];
+	sort_events(t->ev, t->nr_ev);
+
+	for (i = 0; i < t->nr_ev; i++) {
+		const struct rec *r = t->ev[i];
+		struct trace_thread *th;
+
+		switch (r->h.type) {
+		case REC_SWITCH:
+			thread_of(t, r->h.tid, r->h.pid);
+			thread_of(t, r->sw.next_tid, r->sw.next_pid);
+			break;
+		case REC_WAKING:
+			thread_of(t, r->h.tid, r->h.pid);
+			if ((r->h.aux & 0xff) == WAKE_TASK) {
+				th = thread_of(t, r->wk.waker_tid, 0);
+				set_comm(th, r->wk.u.comm);
+			}
+			break;
+		case REC_WAKEUP:
+		case REC_SYSCALL:
+		case REC_SAMPLE:
+			thread_of(t, r->h.tid, r->h.pid);
+			break;
+		case REC_WAKEUP_NEW:
+		case REC_FORK:
+		case REC_EXEC:
+		case REC_EXIT:
+		case REC_COMM:
+			set_comm(thread_of(t, r->h.tid, r->h.pid), r->task.comm);
+			break;
+		case REC_STATE:
+			set_comm(thread_of(t, r->h.tid, r->h.pid), r->state.comm);
+			break;
+		}
+	}
+	t->first_ns = t->hdr.start_ns;
+	if (t->nr_ev) {
+		if (t->ev[0]->h.ts < t->first_ns)
+			t->first_ns = t->ev[0]->h.ts;
+		t->last_ns = t->ev[t->nr_ev - 1]->h.ts;
+	} else {
+		t->last_ns = t->first_ns;
+	}
+	if (!t->ended || t->end_ns < t->last_ns)
+		t->end_ns = t->last_ns;
+}
+
+static int parse_compressed(struct trace *t, const struct trace_section *s, const char *p,
+			    uint64_t off, char *err, size_t errlen)
+{
+	struct priv *pr = t->priv;
+	unsigned long long n = ZSTD_getFrameContentSize(p, s->size);
+	size_t got;
+	void *out;
+
+	if (n == ZSTD_CONTENTSIZE_UNKNOWN || n == ZSTD_CONTENTSIZE_ERROR || n > MAX_UNCOMPRESSED)
+		return fail(err, errlen, "corrupt compressed section at offset %" PRIu64, off);
+	out = xmalloc(n ? n : 1);
+	got = ZSTD_decompress(out, n, p, s->size);
+	if (ZSTD_isError(got) || got != n) {
+		free(out);
+		return fail(err, errlen, "corrupt compressed section at offset %" PRIu64, off);
+	}
+	xgrow((void **)&pr->owned, &pr->cap_owned, pr->nr_owned + 1, sizeof(*pr->owned));
+	pr->owned[pr->nr_owned++] = out;
+	return parse_section(t, s->type, out, n, off, err, errlen);
+}
+
+static int cmp_fd(const void *a, const void *b)
+{
+	const struct trace_fd *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->fd != y->fd)
+		return x->fd < y->fd ? -1 : 1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+static int parse(struct trace *t, const char *buf, size_t len, char *err, size_t errlen)
+{
+	uint64_t off;
+	int ret;
+
+	if (len < sizeof(t->hdr))
+		return fail(err, errlen, "not a srvscope trace file: only %zu bytes", len);
+	memcpy(&t->hdr, buf, sizeof(t->hdr));
+	if (memcmp(t->hdr.magic, TRACE_MAGIC, 8))
+		return fail(err, errlen, "not a srvscope trace file: bad magic at offset 0");
+	if (t->hdr.version != TRACE_VERSION)
+		return fail(err, errlen,
+			    "trace file version %u is not supported (this srvscope reads version %d)",
+			    t->hdr.version, TRACE_VERSION);
+	if (t->hdr.header_size < sizeof(t->hdr) || t->hdr.header_size % 8 ||
+	    t->hdr.header_size > len)
+		return fail(err, errlen, "corrupt header: header size %u at offset 8",
+			    t->hdr.header_size);
+	if (t->hdr.record_size != REC_SIZE)
+		return fail(err, errlen, "corrupt header: record size %u at offset 16",
+			    t->hdr.record_size);
+	t->hdr.host[sizeof(t->hdr.host) - 1] = '\0';
+	t->hdr.kernel[sizeof(t->hdr.kernel) - 1] = '\0';
+	t->hdr.machine[sizeof(t->hdr.machine) - 1] = '\0';
+
+	off = t->hdr.header_size;
+	while (off < len) {
+		struct trace_section s;
+		uint64_t avail = len - off;
+
+		if (avail < sizeof(s)) {
+			t->truncated = true;
+			t->truncated_at = off;
+			break;
+		}
+		memcpy(&s, buf + off, sizeof(s));
+		if (s.magic != TRACE_SECTION_MAGIC)
+			return fail(err, errlen, "corrupt section header at offset %" PRIu64, off);
+		avail -= sizeof(s);
+		if (s.size > avail) {
+			/* Cut off mid-write: keep the whole events that made it. */
+			t->truncated = true;
+			t->truncated_at = off;
+			if (s.type == SEC_EVENTS && avail >= REC_SIZE)
+				parse_section(t, SEC_EVENTS, buf + off + sizeof(s),
+					      avail - avail % REC_SIZE, off, err, errlen);
+			break;
+		}
+		if (s.flags & SECF_ZSTD)
+			ret = parse_compressed(t, &s, buf + off + sizeof(s), off, err, errlen);
+		else
+			ret = parse_section(t, s.type, buf + off + sizeof(s), s.size, off, err,
+					    errlen);
+		if (ret)
+			return ret;
+		off += sizeof(s) + s.size;
+		if (off & 7) {
+			if (len - off < 8 - (off & 7)) {
+				off = len;
+				break;
+			}
+			off += 8 - (off & 7);
+		}
+	}
+	index_events(t);
+	if (t->nr_fds)
+		qsort(t->fds, t->nr_fds, sizeof(*t->fds), cmp_fd);
+	return 0;
+}
+
+struct trace *trace__open_mem(const void *buf, size_t len, char *err, size_t errlen)
+{
+	struct trace *t = xcalloc(1, sizeof(*t));
+
+	t->priv = xcalloc(1, sizeof(struct priv));
+	if (parse(t, buf, len, err, errlen)) {
+		trace__close(t);
+		errno = EINVAL;
+		return NULL;
+	}
+	return t;
+}
+
+struct trace *trace__open(const char *path, char *err, size_t errlen)
+{
+	struct trace *t;
+	struct stat st;
+	void *map;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(e));
+		errno = e;
+		return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "'%s' is not a regular file", path);
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (st.st_size < (off_t)sizeof(struct trace_file_header)) {
+		snprintf(err, errlen, "'%s' is not a srvscope trace file: only %lld bytes", path,
+			 (long long)st.st_size);
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot map '%s': %s", path, strerror(e));
+		errno = e;
+		return NULL;
+	}
+	madvise(map, st.st_size, MADV_SEQUENTIAL);
+	t = trace__open_mem(map, st.st_size, err, errlen);
+	if (!t) {
+		char tmp[512];
+
+		snprintf(tmp, sizeof(tmp), "'%s': %s", path, err);
+		snprintf(err, errlen, "%s", tmp);
+		munmap(map, st.st_size);
+		errno = EINVAL;
+		return NULL;
+	}
+	((struct priv *)t->priv)->map = map;
+	((struct priv *)t->priv)->map_len = st.st_size;
+	return t;
+}
+
+struct trace *trace__open_report(const char *path)
+{
+	char err[512], lost[512];
+	struct trace *t = trace__open(path, err, sizeof(err));
+
+	if (!t) {
+		error("%s", err);
+		return NULL;
+	}
+	if (t->truncated)
+		warning("'%s' ends in the middle of a section at offset %" PRIu64
+			" (the recording was killed?): reading what precedes it",
+			path, t->truncated_at);
+	else if (!t->ended)
+		warning("'%s' has no end section (the recording was killed?): reading what is there",
+			path);
+	if (trace__lost_events(t))
+		warning("%s", trace__lost_summary(t, lost, sizeof(lost)));
+	return t;
+}
+
+void trace__close(struct trace *t)
+{
+	struct priv *p;
+
+	if (!t)
+		return;
+	p = t->priv;
+	if (p) {
+		u64map__free(&p->stack_idx);
+		u64map__free(&p->thread_idx);
+		free(p->runs);
+		while (p->nr_owned)
+			free(p->owned[--p->nr_owned]);
+		free(p->owned);
+		if (p->map)
+			munmap(p->map, p->map_len);
+		free(p);
+	}
+	free(t->ev);
+	free(t->stacks);
+	free(t->threads);
+	free(t->maps);
+	free(t->fds);
+	free(t->lost);
+	free(t);
+}
+
+const struct trace_stack *trace__stack(const struct trace *t, uint64_t id)
+{
+	const struct priv *p = t->priv;
+	uint64_t i;
+
+	if (!id || !u64map__get(&p->stack_idx, id, &i))
+		return NULL;
+	return &t->stacks[i];
+}
+
+const struct trace_thread *trace__thread(const struct trace *t, uint32_t tid)
+{
+	const struct priv *p = t->priv;
+	uint64_t i;
+
+	if (!u64map__get(&p->thread_idx, tid, &i))
+		return NULL;
+	return &t->threads[i];
+}
+
+const char *trace__fd_desc(const struct trace *t, uint32_t pid, int32_t fd, uint64_t ts)
+{
+	size_t lo = 0, hi = t->nr_fds, best = SIZE_MAX;
+	static __thread char buf[256];
+
+	/* First entry for (pid, fd), then the one closest to ts. */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct trace_fd *f = &t->fds[mid];
+
+		if (f->pid < pid || (f->pid == pid && f->fd < fd))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < t->nr_fds && t->fds[lo].pid == pid && t->fds[lo].fd == fd; lo++) {
+		if (best == SIZE_MAX || t->fds[lo].ts <= ts)
+			best = lo;
+		if (t->fds[lo].ts > ts)
+			break;
+	}
+	if (best == SIZE_MAX)
+		return NULL;
+	snprintf(buf, sizeof(buf), "%.*s", (int)t->fds[best].len, t->fds[best].desc);
+	return buf;
+}
+
+const struct trace_maps *trace__maps(const struct trace *t, uint32_t pid, uint64_t ts)
+{
+	const struct trace_maps *best = NULL;
+	size_t i;
+
+	for (i = 0; i < t->nr_maps; i++) {
+		const struct trace_maps *m = &t->maps[i];
+
+		if (m->pid != pid)
+			continue;
+		if (!best || (m->ts <= ts && (best->ts > ts || m->ts >= best->ts)))
+			best = m;
+	}
+	return best;
+}
+
+uint64_t trace__lost_events(const struct trace *t)
+{
+	return t->lost_by_reason[LOST_RINGBUF] + t->lost_by_reason[LOST_STACK_RINGBUF];
+}
+
+const char *trace_lost__format(const uint64_t *lost, uint32_t nr_cpus, char *buf, size_t size)
+{
+	uint64_t by_reason[LOST_REASONS] = { 0 };
+	const char *sep = " (";
+	size_t n;
+	uint32_t cpu, r;
+
+	for (cpu = 0; cpu < nr_cpus; cpu++)
+		for (r = 0; r < LOST_REASONS; r++)
+			by_reason[r] += lost[cpu * LOST_REASONS + r];
+	n = snprintf(buf, size, "lost %" PRIu64 " events and %" PRIu64 " stacks",
+		     by_reason[LOST_RINGBUF], by_reason[LOST_STACK_RINGBUF]);
+	if (!by_reason[LOST_RINGBUF] && !by_reason[LOST_STACK_RINGBUF])
+		return buf;
+	if (n < size)
+		n += snprintf(buf + n, size - n, " to a full ring buffer");
+	for (cpu = 0; cpu < nr_cpus && n < size; cpu++) {
+		uint64_t e = lost[cpu * LOST_REASONS + LOST_RINGBUF] +
+			     lost[cpu * LOST_REASONS + LOST_STACK_RINGBUF];
+
+		if (!e)
+			continue;
+		n += snprintf(buf + n, size - n, "%scpu%u: %" PRIu64, sep, cpu, e);
+		sep = ", ";
+	}
+	if (*sep == ',' && n < size)
+		n += snprintf(buf + n, size - n, ")");
+	if (n < size)
+		snprintf(buf + n, size - n, "; record again with a larger --buffer-size");
+	return buf;
+}
+
+const char *trace__lost_summary(const struct trace *t, char *buf, size_t size)
+{
+	static const uint64_t none[LOST_REASONS];
+
+	return trace_lost__format(t->lost ? t->lost : none, t->lost ? t->lost_cpus : 1, buf, size);
+}

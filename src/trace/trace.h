@@ -1,0 +1,197 @@
+/* The srvscope trace file: a header, then self-describing sections (events, stacks, maps,
+ * kallsyms, thread names, fd descriptions, lost counters, end). Layout in
+ * docs/trace-format.md. The writer appends sections as a recording goes; the reader maps
+ * the file and tolerates a truncated tail (a recording killed mid-write). */
+#ifndef SRVSCOPE_TRACE_TRACE_H
+#define SRVSCOPE_TRACE_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpf/record.h"
+
+#define TRACE_MAGIC "SRVSCTRC"
+#define TRACE_VERSION 1
+#define TRACE_SECTION_MAGIC 0x4b434853u /* "SHCK" little-endian */
+
+struct trace_file_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t header_size; /* bytes before the first section, a multiple of 8 */
+	uint32_t record_size; /* REC_SIZE */
+	uint32_t nr_cpus;
+	uint32_t clock_id; /* CLOCK_MONOTONIC: the clock of every timestamp */
+	uint32_t flags;	   /* TRACE_F_* */
+	uint64_t start_ns; /* on clock_id */
+	uint64_t start_realtime_ns;
+	char host[64];
+	char kernel[64]; /* uname -r */
+	char machine[16];
+	uint32_t recorder_pid;
+	uint32_t reserved[15];
+};
+#define TRACE_F_SYSTEM_WIDE (1u << 0)
+#define TRACE_F_STACKS (1u << 1)
+#define TRACE_F_ALL_SYSCALLS (1u << 2)
+#define TRACE_F_ON_CPU (1u << 3)
+
+enum trace_section_type {
+	SEC_EVENTS = 1,	  /* struct rec[] */
+	SEC_STACKS = 2,	  /* { u64 id; u32 nr; u32 user; u64 ips[nr]; }... */
+	SEC_KALLSYMS = 3, /* /proc/kallsyms text */
+	SEC_MAPS = 4,	  /* struct trace_maps_hdr, maps text, build-id lines */
+	SEC_NAMES = 5,	  /* struct trace_name[] */
+	SEC_FDS = 6,	  /* { struct trace_fd_hdr; char desc[len] padded to 8 }... */
+	SEC_LOST = 7,	  /* u32 nr_cpus, u32 nr_reasons, u64 counts[cpu][reason]; last wins */
+	SEC_END = 8,	  /* struct trace_end */
+	SEC_INFO = 9,	  /* "key=value\n" text: command line, targets, options */
+};
+
+struct trace_section {
+	uint32_t magic; /* TRACE_SECTION_MAGIC */
+	uint16_t type;
+	uint16_t flags; /* SECF_* */
+	uint64_t size;	/* payload bytes, not counting the padding to 8 that follows */
+};
+#define SECF_ZSTD (1u << 0) /* the payload is one zstd frame holding the content */
+
+struct trace_maps_hdr {
+	uint64_t ts;
+	uint32_t pid;
+	uint32_t maps_len;
+	uint32_t build_ids_len; /* "<hex build-id> <path>\n" lines after the maps text */
+	uint32_t pad;
+};
+
+struct trace_name {
+	uint32_t tid, pid;
+	char comm[16];
+};
+
+struct trace_fd_hdr {
+	uint64_t ts;
+	uint32_t pid;
+	int32_t fd;
+	uint32_t len;
+	uint32_t pad;
+};
+
+struct trace_end {
+	uint64_t end_ns;
+	uint64_t nr_events;
+	uint32_t flags;
+	uint32_t pad;
+};
+
+/* ---- writer ---- */
+
+struct trace_writer;
+
+/* Creates (truncates) path and writes the header. NULL with errno set on failure. */
+struct trace_writer *trace_writer__open(const char *path, const struct trace_file_header *hdr);
+/* Buffers events and stacks until the next flush. */
+void trace_writer__add_event(struct trace_writer *w, const struct rec *r);
+void trace_writer__add_stack(struct trace_writer *w, uint64_t id, bool user, const uint64_t *ips,
+			     uint32_t nr);
+void trace_writer__add_name(struct trace_writer *w, uint32_t tid, uint32_t pid, const char *comm);
+void trace_writer__add_fd(struct trace_writer *w, uint64_t ts, uint32_t pid, int32_t fd,
+			  const char *desc);
+/* Writes one section now (after flushing what is buffered). Returns 0 or -errno. */
+int trace_writer__section(struct trace_writer *w, uint16_t type, const void *payload, size_t len);
+/* The same, compressed with zstd (for big text such as kallsyms). */
+int trace_writer__section_zstd(struct trace_writer *w, uint16_t type, const void *payload,
+			       size_t len);
+int trace_writer__maps(struct trace_writer *w, uint64_t ts, uint32_t pid, const char *maps,
+		       size_t maps_len, const char *build_ids, size_t build_ids_len);
+/* Writes the buffered sections with one system call. Returns 0 or -errno. */
+int trace_writer__flush(struct trace_writer *w);
+uint64_t trace_writer__bytes(const struct trace_writer *w);
+uint64_t trace_writer__events(const struct trace_writer *w);
+/* Flushes, writes the end section and closes. Accepts NULL. Returns 0 or -errno. */
+int trace_writer__close(struct trace_writer *w, uint64_t end_ns);
+
+/* ---- reader ---- */
+
+struct trace_stack {
+	uint64_t id;
+	uint32_t nr;
+	bool user;
+	const uint64_t *ips; /* innermost first */
+};
+
+struct trace_thread {
+	uint32_t tid, pid;
+	char comm[16];
+};
+
+struct trace_maps {
+	uint64_t ts;
+	uint32_t pid;
+	const char *text, *build_ids;
+	size_t len, build_ids_len;
+};
+
+struct trace_fd {
+	uint64_t ts;
+	uint32_t pid;
+	int32_t fd;
+	const char *desc;
+	uint32_t len;
+};
+
+struct trace {
+	struct trace_file_header hdr;
+	const struct rec **ev; /* every event, sorted by time */
+	size_t nr_ev;
+	uint64_t first_ns, last_ns; /* of the events; first_ns is hdr.start_ns if earlier */
+	uint64_t end_ns;	    /* from the end section, else the last event */
+	bool ended;		    /* the end section was found: the recording finished */
+	bool truncated;		    /* the file stops in the middle of a section */
+	uint64_t truncated_at;	    /* offset of the incomplete section */
+	const char *kallsyms, *info;
+	size_t kallsyms_len, info_len;
+	uint32_t lost_cpus;
+	uint64_t *lost;		 /* [cpu * LOST_REASONS + reason] */
+	uint64_t lost_by_reason[LOST_REASONS];
+
+	struct trace_stack *stacks;
+	size_t nr_stacks;
+	struct trace_thread *threads;
+	size_t nr_threads;
+	struct trace_maps *maps;
+	size_t nr_maps;
+	struct trace_fd *fds; /* sorted by pid, fd, time */
+	size_t nr_fds;
+
+	void *priv;
+};
+
+/* Maps and indexes a trace file. On failure returns NULL and writes a one-line reason
+ * (with the offset of a corrupt section) into err. */
+struct trace *trace__open(const char *path, char *err, size_t errlen);
+/* The same over a buffer, which must outlive the trace (fuzzing, tests). */
+struct trace *trace__open_mem(const void *buf, size_t len, char *err, size_t errlen);
+/* Accepts NULL. */
+void trace__close(struct trace *t);
+/* trace__open for the reports: prints the error, and warns when the file ends early (a
+ * recording that was killed) or events were lost. */
+struct trace *trace__open_report(const char *path);
+
+const struct trace_stack *trace__stack(const struct trace *t, uint64_t id);
+/* The thread's last known name and process; NULL when the trace never named it. */
+const struct trace_thread *trace__thread(const struct trace *t, uint32_t tid);
+/* What fd of pid was at time ts (the description observed last before ts, else the first
+ * one), NULL when never described. The string is valid until the next call. */
+const char *trace__fd_desc(const struct trace *t, uint32_t pid, int32_t fd, uint64_t ts);
+/* The maps of pid in force at ts (the last captured before ts, else the first). */
+const struct trace_maps *trace__maps(const struct trace *t, uint32_t pid, uint64_t ts);
+/* Events plus stacks lost while recording. */
+uint64_t trace__lost_events(const struct trace *t);
+/* A one-line description of what was lost, per reason and CPU, into buf. */
+const char *trace__lost_summary(const struct trace *t, char *buf, size_t size);
+/* The same from counters indexed [cpu * LOST_REASONS + reason] (the recorder's). */
+const char *trace_lost__format(const uint64_t *lost, uint32_t nr_cpus, char *buf, size_t size);
+
+#endif

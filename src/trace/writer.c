@@ -1,0 +1,252 @@
+/* Trace file writer: buffers events, stacks, names and fd descriptions, and appends them
+ * as sections with one writev() per flush, so that a recording killed at any moment leaves
+ * a file whose complete sections are all readable. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "trace/trace.h"
+#include "util/util.h"
+
+struct buf {
+	char *data;
+	size_t len, cap;
+};
+
+struct trace_writer {
+	int fd;
+	uint64_t bytes, events;
+	struct buf events_buf, stacks, names, fds;
+};
+
+static const char zeros[8];
+
+static void buf_add(struct buf *b, const void *p, size_t n)
+{
+	xgrow((void **)&b->data, &b->cap, b->len + n, 1);
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+}
+
+static void buf_pad(struct buf *b)
+{
+	buf_add(b, zeros, (8 - (b->len & 7)) & 7);
+}
+
+static int write_all(int fd, struct iovec *iov, int n)
+{
+	while (n > 0) {
+		ssize_t r = writev(fd, iov, n > IOV_MAX ? IOV_MAX : n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		while (n > 0 && (size_t)r >= iov->iov_len) {
+			r -= iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (char *)iov->iov_base + r;
+			iov->iov_len -= r;
+		}
+	}
+	return 0;
+}
+
+struct trace_writer *trace_writer__open(const char *path, const struct trace_file_header *hdr)
+{
+	struct trace_writer *w;
+	struct iovec iov = { (void *)hdr, sizeof(*hdr) };
+	int fd, err;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return NULL;
+	err = write_all(fd, &iov, 1);
+	if (err) {
+		close(fd);
+		errno = -err;
+		return NULL;
+	}
+	w = xcalloc(1, sizeof(*w));
+	w->fd = fd;
+	w->bytes = sizeof(*hdr);
+	return w;
+}
+
+void trace_writer__add_event(struct trace_writer *w, const struct rec *r)
+{
+	buf_add(&w->events_buf, r, sizeof(*r));
+	w->events++;
+}
+
+void trace_writer__add_stack(struct trace_writer *w, uint64_t id, bool user, const uint64_t *ips,
+			     uint32_t nr)
+{
+	uint32_t head[2] = { nr, user };
+
+	buf_add(&w->stacks, &id, sizeof(id));
+	buf_add(&w->stacks, head, sizeof(head));
+	buf_add(&w->stacks, ips, nr * sizeof(*ips));
+}
+
+void trace_writer__add_name(struct trace_writer *w, uint32_t tid, uint32_t pid, const char *comm)
+{
+	struct trace_name n = { .tid = tid, .pid = pid };
+
+	strncpy(n.comm, comm, sizeof(n.comm) - 1);
+	buf_add(&w->names, &n, sizeof(n));
+}
+
+void trace_writer__add_fd(struct trace_writer *w, uint64_t ts, uint32_t pid, int32_t fd,
+			  const char *desc)
+{
+	struct trace_fd_hdr h = { .ts = ts, .pid = pid, .fd = fd, .len = strlen(desc) };
+
+	buf_add(&w->fds, &h, sizeof(h));
+	buf_add(&w->fds, desc, h.len);
+	buf_pad(&w->fds);
+}
+
+/* Appends the iovecs of one section (header, payload, padding) to iov. */
+static int section_iov(struct iovec *iov, struct trace_section *s, uint16_t type,
+		       const void *payload, size_t len)
+{
+	int n = 0;
+
+	s->magic = TRACE_SECTION_MAGIC;
+	s->type = type;
+	s->size = len;
+	iov[n].iov_base = s;
+	iov[n++].iov_len = sizeof(*s);
+	if (len) {
+		iov[n].iov_base = (void *)payload;
+		iov[n++].iov_len = len;
+	}
+	if (len & 7) {
+		iov[n].iov_base = (void *)zeros;
+		iov[n++].iov_len = 8 - (len & 7);
+	}
+	return n;
+}
+
+static uint64_t iov_bytes(const struct iovec *iov, int n)
+{
+	uint64_t b = 0;
+
+	while (n-- > 0)
+		b += iov[n].iov_len;
+	return b;
+}
+
+int trace_writer__flush(struct trace_writer *w)
+{
+	struct buf *bufs[] = { &w->stacks, &w->names, &w->fds, &w->events_buf };
+	static const uint16_t types[] = { SEC_STACKS, SEC_NAMES, SEC_FDS, SEC_EVENTS };
+	struct trace_section secs[4];
+	struct iovec iov[12];
+	int n = 0, err;
+	size_t i;
+
+	memset(secs, 0, sizeof(secs));
+	for (i = 0; i < ARRAY_SIZE(bufs); i++)
+		if (bufs[i]->len)
+			n += section_iov(iov + n, &secs[i], types[i], bufs[i]->data, bufs[i]->len);
+	if (!n)
+		return 0;
+	w->bytes += iov_bytes(iov, n);
+	err = write_all(w->fd, iov, n);
+	for (i = 0; i < ARRAY_SIZE(bufs); i++)
+		bufs[i]->len = 0;
+	return err;
+}
+
+static int write_section(struct trace_writer *w, uint16_t type, uint16_t flags,
+			 const void *payload, size_t len)
+{
+	struct trace_section s = { .flags = flags };
+	struct iovec iov[3];
+	int n, err = trace_writer__flush(w);
+
+	if (err)
+		return err;
+	n = section_iov(iov, &s, type, payload, len);
+	w->bytes += iov_bytes(iov, n);
+	return write_all(w->fd, iov, n);
+}
+
+int trace_writer__section(struct trace_writer *w, uint16_t type, const void *payload, size_t len)
+{
+	return write_section(w, type, 0, payload, len);
+}
+
+int trace_writer__section_zstd(struct trace_writer *w, uint16_t type, const void *payload,
+			       size_t len)
+{
+	size_t cap = ZSTD_compressBound(len), n;
+	void *z = xmalloc(cap);
+	int err;
+
+	n = ZSTD_compress(z, cap, payload, len, 3);
+	if (ZSTD_isError(n))
+		err = write_section(w, type, 0, payload, len);
+	else
+		err = write_section(w, type, SECF_ZSTD, z, n);
+	free(z);
+	return err;
+}
+
+int trace_writer__maps(struct trace_writer *w, uint64_t ts, uint32_t pid, const char *maps,
+		       size_t maps_len, const char *build_ids, size_t build_ids_len)
+{
+	struct trace_maps_hdr h = { .ts = ts,
+				    .pid = pid,
+				    .maps_len = maps_len,
+				    .build_ids_len = build_ids_len };
+	struct buf b = { 0 };
+	int err;
+
+	buf_add(&b, &h, sizeof(h));
+	buf_add(&b, maps, maps_len);
+	if (build_ids_len)
+		buf_add(&b, build_ids, build_ids_len);
+	err = trace_writer__section(w, SEC_MAPS, b.data, b.len);
+	free(b.data);
+	return err;
+}
+
+uint64_t trace_writer__bytes(const struct trace_writer *w)
+{
+	return w->bytes;
+}
+
+uint64_t trace_writer__events(const struct trace_writer *w)
+{
+	return w->events;
+}
+
+int trace_writer__close(struct trace_writer *w, uint64_t end_ns)
+{
+	struct trace_end end = { .end_ns = end_ns };
+	int err;
+
+	if (!w)
+		return 0;
+	end.nr_events = w->events;
+	err = trace_writer__section(w, SEC_END, &end, sizeof(end));
+	if (close(w->fd) && !err)
+		err = -errno;
+	free(w->events_buf.data);
+	free(w->stacks.data);
+	free(w->names.data);
+	free(w->fds.data);
+	free(w);
+	return err;
+}
