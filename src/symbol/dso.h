@@ -53,4 +53,12 @@ int dso__eh_frame_hdr(struct dso *dso, uint64_t *vaddr, uint64_t *size);
  */
 int dso__symbolize(struct dso *dso, uint64_t vaddr, const char **name, uint64_t *offset);
 
+/* The separate debug file symbols come from, or NULL when there is none (loads the
+ * symbols if that has not happened yet). */
+const char *dso__debug_path(struct dso *dso);
+
+/* Frees every cached object that nobody references any more (they are otherwise kept for
+ * reuse, up to a bound): for leak checkers at exit, or after many processes have gone. */
+void dso__cache_flush(void);
+
 #endif

@@ -41,8 +41,17 @@ struct ksyms;
 struct ksyms *ksyms__load(void);
 struct ksyms *ksyms__parse(const char *text, size_t len);
 void ksyms__delete(struct ksyms *k);
-/* Name of the kernel symbol containing addr and the offset into it; NULL if none. */
+/* Name of the kernel symbol containing addr and the offset into it; NULL if none.
+ * *module is "[kernel]" or the module in brackets, e.g. "[xfs]". offset and module may
+ * be NULL. */
 const char *ksyms__resolve(const struct ksyms *k, uint64_t addr, uint64_t *offset,
 			   const char **module);
+
+/* Makes k (taken over) the table symbolizer__resolve_kernel uses, e.g. one parsed from a
+ * trace file's snapshot instead of this machine's /proc/kallsyms. */
+void symbolizer__set_ksyms(struct ksyms *k);
+/* Frees the process-wide tables (kallsyms, unreferenced ELF objects); call after the last
+ * symbolizer is deleted, so leak checkers see a clean exit. */
+void symbolizer__exit(void);
 
 #endif

@@ -1,0 +1,342 @@
+/* The kernel's symbol table from /proc/kallsyms (or its text saved in a trace file): parsed
+ * in place in one pass, sorted by address, one name per address. About 200k lines, so
+ * no sscanf and no allocation per line. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "symbol/symbolizer.h"
+#include "util/util.h"
+
+/* kallsyms has no sizes: a symbol runs to the next one, except the last one of the kernel
+ * or of a module, which is given at most this much. */
+#define KSYM_LAST_SPAN (64u << 10)
+
+struct ksym {
+	uint64_t addr;
+	const char *name;   /* in ksyms.text */
+	const char *module; /* "[xfs]" in ksyms.text, or NULL for the kernel itself */
+	char type;
+};
+
+struct ksyms {
+	char *text;
+	size_t text_map; /* text is an mmap of this size (ksyms__load), else malloc'd */
+	struct ksym *syms;
+	size_t nr;
+};
+
+static const char kernel_module[] = "[kernel]";
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* Among names of one address: code over data, global (upper case) over local, fewer
+ * leading underscores ("_stext" loses to a real function), then the name. */
+static int ksym_better(const struct ksym *a, const struct ksym *b)
+{
+	int ta = (a->type | 0x20) == 't' || (a->type | 0x20) == 'w';
+	int tb = (b->type | 0x20) == 't' || (b->type | 0x20) == 'w';
+	int ga = a->type >= 'A' && a->type <= 'Z', gb = b->type >= 'A' && b->type <= 'Z';
+	size_t ua = strspn(a->name, "_"), ub = strspn(b->name, "_");
+
+	if (ta != tb)
+		return ta > tb ? -1 : 1;
+	if (ga != gb)
+		return ga > gb ? -1 : 1;
+	if (ua != ub)
+		return ua < ub ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+/*
+ * Sorts by address by merging the ascending runs already there: kallsyms lists the kernel
+ * in order and appends a few out-of-order entries (BPF programs, trampolines, modules),
+ * so this is a couple of linear passes where qsort would cost more than the parsing.
+ */
+static void sort_by_addr(struct ksym *a, size_t n)
+{
+	struct ksym *tmp, *src = a, *dst, *t;
+	size_t *runs, nr_runs = 0, i, r, out;
+
+	runs = xmalloc((n + 1) * sizeof(*runs));
+	for (i = 0; i < n; i++)
+		if (i == 0 || a[i].addr < a[i - 1].addr)
+			runs[nr_runs++] = i;
+	runs[nr_runs] = n;
+	if (nr_runs <= 1) {
+		free(runs);
+		return;
+	}
+	tmp = xmalloc(n * sizeof(*tmp));
+	dst = tmp;
+	while (nr_runs > 1) {
+		for (r = 0, out = 0; r < nr_runs; r += 2, out++) {
+			/* runs[nr_runs] == n, so a last run without a partner copies over. */
+			size_t lo = runs[r], mid = runs[r + 1];
+			size_t hi = r + 2 <= nr_runs ? runs[r + 2] : n;
+			size_t x = lo, y = mid, k = lo;
+
+			/* Stable: on equal addresses the earlier entry stays first. */
+			while (x < mid && y < hi)
+				dst[k++] = src[y].addr < src[x].addr ? src[y++] : src[x++];
+			while (x < mid)
+				dst[k++] = src[x++];
+			while (y < hi)
+				dst[k++] = src[y++];
+			runs[out] = lo;
+		}
+		runs[out] = n;
+		nr_runs = out;
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
+	free(tmp);
+	free(runs);
+}
+
+struct parser {
+	struct ksyms *k;
+	size_t cap;
+	bool sorted, any_addr;
+};
+
+static void parser_init(struct parser *ps, char *text, size_t expect)
+{
+	ps->k = xcalloc(1, sizeof(*ps->k));
+	ps->k->text = text;
+	ps->cap = 0;
+	ps->sorted = true;
+	ps->any_addr = false;
+	/* Sized up front from kallsyms' usual line length, to avoid regrowing. */
+	xgrow((void **)&ps->k->syms, &ps->cap, expect / 32 + 16, sizeof(*ps->k->syms));
+}
+
+/* Parses the lines in [p, end), in place: NULs replace the separators so names and
+ * module names point into the text. */
+static void parse_lines(struct parser *ps, char *p, char *end)
+{
+	struct ksyms *k = ps->k;
+
+	while (p < end) {
+		char *nl = memchr(p, '\n', end - p), *name, *tab;
+		uint64_t addr = 0;
+		int digits = 0, v;
+		struct ksym *s;
+		char type;
+
+		if (!nl)
+			nl = end;
+		*nl = '\0';
+		while ((v = hexval(*p)) >= 0 && digits < 17) {
+			addr = addr << 4 | v;
+			p++;
+			digits++;
+		}
+		if (!digits || digits > 16 || p[0] != ' ' || !p[1] || p[2] != ' ')
+			goto next;
+		type = p[1];
+		name = p + 3;
+		/* Absolute symbols are per-cpu offsets, not code; they would claim small
+		 * addresses. */
+		if (type == 'a' || type == 'A' || !*name || *name == '\t')
+			goto next;
+		xgrow((void **)&k->syms, &ps->cap, k->nr + 1, sizeof(*k->syms));
+		s = &k->syms[k->nr];
+		s->addr = addr;
+		s->type = type;
+		s->name = name;
+		s->module = NULL;
+		tab = memchr(name, '\t', nl - name);
+		if (tab) {
+			char *mod = tab + 1, *close;
+
+			*tab = '\0';
+			while (*mod == ' ' || *mod == '\t')
+				mod++;
+			close = strchr(mod, ']');
+			if (*mod == '[' && close && close > mod + 1) {
+				close[1] = '\0';
+				s->module = mod;
+			}
+		}
+		if (k->nr && addr < k->syms[k->nr - 1].addr)
+			ps->sorted = false;
+		if (addr)
+			ps->any_addr = true;
+		k->nr++;
+	next:
+		p = nl + 1;
+	}
+}
+
+static struct ksyms *parser_finish(struct parser *ps)
+{
+	struct ksyms *k = ps->k;
+	size_t i, out;
+
+	if (k->nr && !ps->any_addr) {
+		/* kptr_restrict hides addresses from unprivileged readers: all zeros. */
+		ksyms__delete(k);
+		errno = EPERM;
+		return NULL;
+	}
+	if (!ps->sorted)
+		sort_by_addr(k->syms, k->nr);
+	/* One name per address: the best of each run of equal addresses. */
+	for (i = 0, out = 0; i < k->nr; i++) {
+		if (out && k->syms[out - 1].addr == k->syms[i].addr) {
+			if (ksym_better(&k->syms[i], &k->syms[out - 1]) < 0)
+				k->syms[out - 1] = k->syms[i];
+			continue;
+		}
+		k->syms[out++] = k->syms[i];
+	}
+	k->nr = out;
+	return k;
+}
+
+struct ksyms *ksyms__parse(const char *text, size_t len)
+{
+	char *copy = xmalloc(len + 1);
+	struct parser ps;
+
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	parser_init(&ps, copy, len);
+	parse_lines(&ps, copy, copy + len);
+	return parser_finish(&ps);
+}
+
+/*
+ * Reading /proc/kallsyms is mostly the kernel formatting 100k+ lines (60 ms and more);
+ * parsing adds a few ms. Each chunk is parsed right after it is read, while it is still
+ * in the cache. The text goes into one large reserved mapping that never moves, so names
+ * parsed earlier stay valid while later chunks are appended. (A reader thread overlapping
+ * the two was tried: on small VMs its wake-ups cost more than the parsing it hid.)
+ */
+#define KALLSYMS_RESERVE (512ul << 20)
+#define KALLSYMS_CHUNK	 (256u << 10)
+
+struct ksyms *ksyms__load(void)
+{
+	struct parser ps;
+	struct ksyms *k;
+	size_t len = 0, parsed = 0, keep;
+	char *buf;
+	int fd, err = 0;
+
+	fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	/* Zero-filled, so the text is NUL-terminated wherever reading stops. */
+	buf = mmap(NULL, KALLSYMS_RESERVE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (buf == MAP_FAILED) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return NULL;
+	}
+	parser_init(&ps, NULL, 6u << 20);
+	for (;;) {
+		size_t room = KALLSYMS_RESERVE - 1 - len;
+		ssize_t n;
+		char *stop;
+
+		if (!room) {
+			err = EFBIG;
+			break;
+		}
+		n = read(fd, buf + len, room < KALLSYMS_CHUNK ? room : KALLSYMS_CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? errno : 0;
+			break;
+		}
+		len += n;
+		/* Whole lines only: the last one may continue in the next chunk. */
+		stop = memrchr(buf + parsed, '\n', len - parsed);
+		if (stop) {
+			parse_lines(&ps, buf + parsed, stop + 1);
+			parsed = stop + 1 - buf;
+		}
+	}
+	close(fd);
+	parse_lines(&ps, buf + parsed, buf + len);
+	keep = (len + 1 + 4095) & ~(size_t)4095;
+	munmap(buf + keep, KALLSYMS_RESERVE - keep);
+	k = ps.k;
+	k->text = buf;
+	k->text_map = keep;
+	if (err) {
+		ksyms__delete(k);
+		errno = err;
+		return NULL;
+	}
+	return parser_finish(&ps);
+}
+
+void ksyms__delete(struct ksyms *k)
+{
+	if (!k)
+		return;
+	free(k->syms);
+	if (k->text_map)
+		munmap(k->text, k->text_map);
+	else
+		free(k->text);
+	free(k);
+}
+
+const char *ksyms__resolve(const struct ksyms *k, uint64_t addr, uint64_t *offset,
+			   const char **module)
+{
+	size_t lo = 0, hi;
+	const struct ksym *s, *next;
+	uint64_t end;
+
+	if (!k || !k->nr)
+		return NULL;
+	hi = k->nr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	s = &k->syms[lo - 1];
+	next = lo < k->nr ? &k->syms[lo] : NULL;
+	end = next ? next->addr : UINT64_MAX;
+	if (!next || !s->module != !next->module ||
+	    (s->module && strcmp(s->module, next->module))) {
+		if (end - s->addr > KSYM_LAST_SPAN)
+			end = s->addr + KSYM_LAST_SPAN;
+	}
+	if (addr >= end)
+		return NULL;
+	if (offset)
+		*offset = addr - s->addr;
+	if (module)
+		*module = s->module ? s->module : kernel_module;
+	return s->name;
+}

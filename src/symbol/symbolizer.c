@@ -1,0 +1,396 @@
+/* Addresses of one process to names: maps -> ELF object -> symbol for user code, the JIT's
+ * perf map for anonymous code, kallsyms for the kernel. Every answer is cached per address
+ * and its strings are interned here, so they stay valid when maps are swapped or the
+ * objects behind them are dropped. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "proc/maps.h"
+#include "symbol/dso.h"
+#include "symbol/perfmap.h"
+#include "symbol/proc_root.h"
+#include "symbol/symbolizer.h"
+#include "util/util.h"
+
+struct sym_slot {
+	uint64_t addr;
+	const char *symbol, *module;
+	uint64_t offset;
+	bool used;
+};
+
+struct addr_range {
+	uint64_t start, end;
+};
+
+/* A set of strings, each stored once; pointers stay valid until the symbolizer goes. */
+struct strpool {
+	char **slots;
+	size_t cap, nr;
+};
+
+struct symbolizer {
+	pid_t pid;
+	struct proc_maps *maps;
+
+	struct sym_slot *cache; /* open addressing, power-of-two size */
+	size_t cache_cap, cache_nr;
+	struct strpool pool;
+
+	/* Maps whose object could not be opened, so it is not retried for every address. */
+	struct addr_range *bad;
+	size_t nr_bad, cap_bad;
+
+	struct perfmap *perfmap;
+	char *perfmap_path;	/* the file perfmap was read from */
+	struct stat perfmap_st; /* its size and mtime then: reread when the JIT appends */
+};
+
+/* Process-wide: kallsyms is the same for every process and costs tens of ms to read. */
+static struct ksyms *kernel_syms;
+static bool kernel_syms_tried;
+
+static uint64_t hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return hash64(h);
+}
+
+static void strpool_grow(struct strpool *p)
+{
+	size_t i, ncap = p->cap ? p->cap * 2 : 256;
+	char **ns = xcalloc(ncap, sizeof(*ns));
+
+	for (i = 0; i < p->cap; i++) {
+		size_t j;
+
+		if (!p->slots[i])
+			continue;
+		for (j = hash_str(p->slots[i]) & (ncap - 1); ns[j]; j = (j + 1) & (ncap - 1))
+			;
+		ns[j] = p->slots[i];
+	}
+	free(p->slots);
+	p->slots = ns;
+	p->cap = ncap;
+}
+
+static const char *strpool_intern(struct strpool *p, const char *s)
+{
+	size_t j;
+
+	if (!s)
+		return NULL;
+	if ((p->nr + 1) * 2 > p->cap)
+		strpool_grow(p);
+	for (j = hash_str(s) & (p->cap - 1); p->slots[j]; j = (j + 1) & (p->cap - 1))
+		if (!strcmp(p->slots[j], s))
+			return p->slots[j];
+	p->slots[j] = xstrdup(s);
+	p->nr++;
+	return p->slots[j];
+}
+
+static void strpool_free(struct strpool *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->cap; i++)
+		free(p->slots[i]);
+	free(p->slots);
+	memset(p, 0, sizeof(*p));
+}
+
+static struct sym_slot *cache_find(struct symbolizer *s, uint64_t addr)
+{
+	size_t j;
+
+	if (!s->cache_cap)
+		return NULL;
+	for (j = hash64(addr) & (s->cache_cap - 1); s->cache[j].used;
+	     j = (j + 1) & (s->cache_cap - 1))
+		if (s->cache[j].addr == addr)
+			return &s->cache[j];
+	return NULL;
+}
+
+static void cache_put(struct symbolizer *s, uint64_t addr, const struct sym_result *r)
+{
+	struct sym_slot *slot;
+	size_t j;
+
+	if ((s->cache_nr + 1) * 2 > s->cache_cap) {
+		size_t i, ncap = s->cache_cap ? s->cache_cap * 2 : 1024;
+		struct sym_slot *nc = xcalloc(ncap, sizeof(*nc));
+
+		for (i = 0; i < s->cache_cap; i++) {
+			if (!s->cache[i].used)
+				continue;
+			for (j = hash64(s->cache[i].addr) & (ncap - 1); nc[j].used;
+			     j = (j + 1) & (ncap - 1))
+				;
+			nc[j] = s->cache[i];
+		}
+		free(s->cache);
+		s->cache = nc;
+		s->cache_cap = ncap;
+	}
+	for (j = hash64(addr) & (s->cache_cap - 1); s->cache[j].used;
+	     j = (j + 1) & (s->cache_cap - 1))
+		;
+	slot = &s->cache[j];
+	slot->used = true;
+	slot->addr = addr;
+	slot->symbol = r->symbol;
+	slot->module = r->module;
+	slot->offset = r->offset;
+	s->cache_nr++;
+}
+
+static void cache_clear(struct symbolizer *s)
+{
+	free(s->cache);
+	s->cache = NULL;
+	s->cache_cap = s->cache_nr = 0;
+	free(s->bad);
+	s->bad = NULL;
+	s->nr_bad = s->cap_bad = 0;
+}
+
+struct symbolizer *symbolizer__new(pid_t pid, struct proc_maps *maps)
+{
+	struct symbolizer *s = xcalloc(1, sizeof(*s));
+
+	s->pid = pid;
+	s->maps = maps;
+	return s;
+}
+
+void symbolizer__set_maps(struct symbolizer *s, struct proc_maps *maps)
+{
+	/* Addresses may now belong to other objects; interned strings stay valid. */
+	s->maps = maps;
+	cache_clear(s);
+}
+
+void symbolizer__delete(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	cache_clear(s);
+	strpool_free(&s->pool);
+	perfmap__delete(s->perfmap);
+	free(s->perfmap_path);
+	free(s);
+}
+
+static bool is_bad(const struct symbolizer *s, const struct map_entry *m)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_bad; i++)
+		if (s->bad[i].start == m->start && s->bad[i].end == m->end)
+			return true;
+	return false;
+}
+
+static void mark_bad(struct symbolizer *s, const struct map_entry *m)
+{
+	xgrow((void **)&s->bad, &s->cap_bad, s->nr_bad + 1, sizeof(*s->bad));
+	s->bad[s->nr_bad].start = m->start;
+	s->bad[s->nr_bad].end = m->end;
+	s->nr_bad++;
+}
+
+/* The pid the process knows itself by: a JIT in a container names its map after that. */
+static pid_t ns_pid(pid_t pid)
+{
+	char path[64], buf[4096], *p;
+	long v = pid;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (read_file(path, buf, sizeof(buf)) < 0)
+		return pid;
+	p = strstr(buf, "\nNSpid:");
+	if (!p)
+		return pid;
+	p += 7;
+	for (;;) {
+		char *end;
+		long n = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		v = n;
+		p = end;
+	}
+	return v > 0 ? (pid_t)v : pid;
+}
+
+/* (Re)reads the JIT map when it appeared or grew since last time. */
+static void perfmap_refresh(struct symbolizer *s)
+{
+	char root[64], cand[2][128];
+	struct stat st;
+	int i;
+
+	proc_root__prefix(s->pid, root, sizeof(root));
+	snprintf(cand[0], sizeof(cand[0]), "%s/tmp/perf-%d.map", root, (int)ns_pid(s->pid));
+	snprintf(cand[1], sizeof(cand[1]), "/tmp/perf-%d.map", (int)s->pid);
+	for (i = 0; i < 2; i++) {
+		struct perfmap *pm;
+
+		if (stat(cand[i], &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (s->perfmap && !strcmp(s->perfmap_path, cand[i]) &&
+		    st.st_size == s->perfmap_st.st_size &&
+		    st.st_mtim.tv_sec == s->perfmap_st.st_mtim.tv_sec &&
+		    st.st_mtim.tv_nsec == s->perfmap_st.st_mtim.tv_nsec)
+			return;
+		pm = perfmap__load(cand[i]);
+		if (!pm)
+			continue;
+		perfmap__delete(s->perfmap);
+		free(s->perfmap_path);
+		s->perfmap = pm;
+		s->perfmap_path = xstrdup(cand[i]);
+		s->perfmap_st = st;
+		return;
+	}
+}
+
+static const char *perfmap_lookup(struct symbolizer *s, uint64_t addr, uint64_t *off)
+{
+	const char *name;
+
+	if (s->pid <= 0)
+		return NULL;
+	if (s->perfmap && (name = perfmap__find(s->perfmap, addr, off)))
+		return name;
+	perfmap_refresh(s);
+	return perfmap__find(s->perfmap, addr, off);
+}
+
+/* The name to show for a map that is not an object: anonymous memory (no device, no
+ * inode) only ever has a bracketed name like "[heap]" or "[anon:v8]"; anything else there
+ * is not a file name, so it is not shown as one. */
+static const char *map_name(const struct map_entry *m)
+{
+	if (!m->path || !m->path[0])
+		return NULL;
+	if (!m->inode && !m->dev_major && !m->dev_minor && m->path[0] != '[')
+		return NULL;
+	return m->path;
+}
+
+static void resolve_user(struct symbolizer *s, uint64_t addr, struct sym_result *out)
+{
+	struct map_entry *m = s->maps ? proc_maps__find(s->maps, addr) : NULL;
+	const char *name;
+	uint64_t off;
+	struct dso *dso = NULL;
+
+	out->symbol = NULL;
+	out->kernel = false;
+	if (m && m->path && (m->path[0] == '/' || !strcmp(m->path, "[vdso]"))) {
+		dso = m->dso;
+		if (!dso && !is_bad(s, m)) {
+			dso = dso__get(s->pid, m);
+			if (dso)
+				m->dso = dso;
+			else
+				mark_bad(s, m);
+		}
+	}
+	if (dso) {
+		uint64_t vaddr = addr - (uint64_t)dso__load_bias(dso, m);
+
+		out->module = strpool_intern(&s->pool, dso__path(dso));
+		if (dso__symbolize(dso, vaddr, &name, &off) == 0) {
+			out->symbol = strpool_intern(&s->pool, name);
+			out->offset = off;
+		} else {
+			out->offset = vaddr;
+		}
+		return;
+	}
+	/* Generated code: anonymous, a named anonymous region, or a memfd that is not ELF. */
+	if (m && (m->prot & PROT_EXEC) && (name = perfmap_lookup(s, addr, &off))) {
+		out->symbol = strpool_intern(&s->pool, name);
+		out->module = "[jit]";
+		out->offset = off;
+		return;
+	}
+	if (m && map_name(m)) {
+		out->module = strpool_intern(&s->pool, map_name(m));
+		out->offset = addr - m->start + m->pgoff;
+		return;
+	}
+	out->module = "[unknown]";
+	out->offset = addr;
+}
+
+void symbolizer__resolve(struct symbolizer *s, uint64_t addr, struct sym_result *out)
+{
+	struct sym_slot *slot = cache_find(s, addr);
+
+	if (slot) {
+		out->symbol = slot->symbol;
+		out->module = slot->module;
+		out->offset = slot->offset;
+		out->kernel = false;
+		return;
+	}
+	resolve_user(s, addr, out);
+	cache_put(s, addr, out);
+}
+
+void symbolizer__set_ksyms(struct ksyms *k)
+{
+	ksyms__delete(kernel_syms);
+	kernel_syms = k;
+	kernel_syms_tried = true;
+}
+
+void symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out)
+{
+	const char *module = NULL;
+	uint64_t off = 0;
+
+	if (!kernel_syms_tried) {
+		kernel_syms_tried = true;
+		kernel_syms = ksyms__load();
+	}
+	out->kernel = true;
+	out->symbol = ksyms__resolve(kernel_syms, addr, &off, &module);
+	if (out->symbol) {
+		out->module = module;
+		out->offset = off;
+	} else {
+		out->module = "[kernel]";
+		out->offset = addr;
+	}
+}
+
+void symbolizer__exit(void)
+{
+	ksyms__delete(kernel_syms);
+	kernel_syms = NULL;
+	kernel_syms_tried = false;
+	dso__cache_flush();
+}
