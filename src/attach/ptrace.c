@@ -22,6 +22,8 @@
 #define PAGE 4096ul
 /* How long to wait for a thread in uninterruptible sleep to reach its stop. */
 #define D_STATE_WAIT_MS 50
+/* Non-blocking waitpid calls before sleeping in waitpid (about 0.3 us each). */
+#define SPIN_POLLS 2000
 
 volatile sig_atomic_t ptrace_interrupted;
 
@@ -31,14 +33,15 @@ static void on_alarm(int sig)
 
 /* Copies up to size bytes of user stack from sp, page by page so that a copy running
  * into the end of the stack mapping stops there instead of failing whole. */
-static void copy_stack(pid_t tid, struct thread_sample *t, size_t size)
+static void copy_stack(pid_t tid, struct thread_sample *t, uint64_t sp, size_t size)
 {
 	struct iovec local, remote[64];
-	uint64_t addr = t->regs.rsp, end = t->regs.rsp + size;
+	uint64_t addr = sp, end = sp + size;
 	unsigned int n = 0;
 	ssize_t got;
 
-	t->stack_data = xmalloc(size);
+	if (!t->stack_data)
+		t->stack_data = xmalloc(size);
 	while (addr < end && n < ARRAY_SIZE(remote)) {
 		uint64_t next = (addr & ~(PAGE - 1)) + PAGE;
 
@@ -52,8 +55,31 @@ static void copy_stack(pid_t tid, struct thread_sample *t, size_t size)
 	local.iov_base = t->stack_data;
 	local.iov_len = size;
 	got = process_vm_readv(tid, &local, 1, remote, n, 0);
-	t->stack_addr = t->regs.rsp;
+	t->stack_addr = sp;
 	t->stack_len = got > 0 ? got : 0;
+}
+
+/* A thread blocked in a system call does not touch its user stack: copy it before
+ * stopping the thread, from the stack pointer /proc/PID/task/TID/syscall shows, so the
+ * stop itself only has to take the registers. take_regs checks that the thread is still
+ * at that same place (pc, sp, syscall) and copies again if not. */
+static void precopy_stack(pid_t pid, struct thread_sample *t, size_t size)
+{
+	char path[64], buf[256];
+	unsigned long long v[9];
+	long nr;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, t->tid);
+	if (read_file(path, buf, sizeof(buf)) <= 0 || buf[0] == 'r')
+		return;
+	/* "nr arg1 ... arg6 sp pc"; "-1 sp pc" when blocked outside a system call. */
+	if (sscanf(buf, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &nr, &v[0], &v[1], &v[2],
+		   &v[3], &v[4], &v[5], &v[6], &v[7]) != 9 || nr < 0)
+		return;
+	t->pre_sp = v[6];
+	t->pre_pc = v[7];
+	t->pre_nr = nr;
+	copy_stack(t->tid, t, t->pre_sp, size);
 }
 
 /* Waits for tid to report its stop. Returns 1 when stopped (with *sig the signal to
@@ -69,6 +95,12 @@ static int wait_stop(pid_t tid, bool timed, int *sig, bool *group_stop)
 	*group_stop = false;
 	if (timed)
 		setitimer(ITIMER_REAL, &it, NULL);
+	/* Poll first: a thread usually reaches its stop within microseconds, and sleeping in
+	 * waitpid would add our own wake-up latency to the time the thread stays stopped. */
+	for (r = 0; !timed && r < SPIN_POLLS; r++) {
+		if (waitpid(tid, &status, __WALL | WNOHANG) == tid)
+			goto stopped;
+	}
 	for (;;) {
 		r = waitpid(tid, &status, __WALL);
 		if (r == tid)
@@ -82,6 +114,7 @@ static int wait_stop(pid_t tid, bool timed, int *sig, bool *group_stop)
 		setitimer(ITIMER_REAL, &off, NULL);
 	if (err)
 		return err;
+stopped:
 	if (WIFEXITED(status) || WIFSIGNALED(status))
 		return 0;
 	if (!WIFSTOPPED(status))
@@ -103,7 +136,9 @@ static void take_regs(pid_t tid, struct thread_sample *t, size_t stack_size)
 		t->flags |= THREAD_HAVE_REGS;
 		if ((long)t->regs.orig_rax >= 0)
 			t->syscall = (long)t->regs.orig_rax;
-		copy_stack(tid, t, stack_size);
+		if (!t->stack_len || t->regs.rsp != t->pre_sp || t->regs.rip != t->pre_pc ||
+		    (long)t->regs.orig_rax != t->pre_nr)
+			copy_stack(tid, t, t->regs.rsp, stack_size);
 	} else {
 		t->flags |= THREAD_UNRESOLVED;
 	}
@@ -150,6 +185,8 @@ static int prepare_thread(pid_t pid, pid_t tid, const struct stacks_opts *opts,
 		t->flags |= THREAD_STOPPED;
 	if (opts->kernel)
 		t->ktext = proc_task__kstack(pid, tid);
+	if (st.state == 'S' || st.state == 'D')
+		precopy_stack(pid, t, opts->stack_size);
 	return 0;
 }
 
@@ -195,6 +232,7 @@ static int sample_one(pid_t pid, pid_t tid, const struct stacks_opts *opts, stru
 out_drop:
 	snap->nr_threads--;
 	free(t->ktext);
+	free(t->stack_data);
 	return err;
 }
 
@@ -311,6 +349,7 @@ static int capture_consistent(pid_t pid, const struct stacks_opts *opts, struct 
 			if (prepare_thread(pid, tids[j], opts, t)) {
 				snap->nr_threads--;
 				free(t->ktext);
+				free(t->stack_data);
 				snap->exited++;
 				continue;
 			}
@@ -318,6 +357,7 @@ static int capture_consistent(pid_t pid, const struct stacks_opts *opts, struct 
 			if (r) {
 				snap->nr_threads--;
 				free(t->ktext);
+				free(t->stack_data);
 				if (r == -ESRCH) {
 					snap->exited++;
 					continue;

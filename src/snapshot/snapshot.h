@@ -42,6 +42,9 @@ struct thread_sample {
 	uint64_t stack_addr; /* user address of stack_data[0] (the stack pointer) */
 	size_t stack_len;
 	uint8_t *stack_data; /* malloc'ed copy of [stack_addr, stack_addr + stack_len) */
+	/* ptrace: where the thread was blocked when its stack was copied before the stop */
+	uint64_t pre_sp, pre_pc;
+	long pre_nr;
 
 	uint64_t kips[SNAP_MAX_KFRAMES]; /* kernel stack, innermost first */
 	unsigned int nr_kips;
