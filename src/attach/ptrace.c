@@ -204,7 +204,6 @@ static int sample_one(pid_t pid, pid_t tid, const struct stacks_opts *opts, stru
 	err = ptrace__seize(tid);
 	if (err)
 		goto out_drop;
-	t0 = now_ns();
 	/* A group-stopped thread traps by itself once seized; others need the interrupt. */
 	if (!(t->flags & THREAD_STOPPED) && ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0) {
 		err = -errno;
@@ -212,6 +211,9 @@ static int sample_one(pid_t pid, pid_t tid, const struct stacks_opts *opts, stru
 		goto out_drop;
 	}
 	r = wait_stop(tid, t->state == 'D', &sig, &group_stop);
+	/* The stop begins about now: wait_stop polls, so it sees the stop within a
+	 * microsecond or so (the thread's way to its stop is not stopped time). */
+	t0 = now_ns();
 	if (r <= 0) {
 		/* Exited, or stuck in uninterruptible sleep: the pending trap is dropped when we
 		 * detach (now if it stopped meanwhile, or by the kernel when we exit). */
@@ -366,9 +368,8 @@ static int capture_consistent(pid_t pid, const struct stacks_opts *opts, struct 
 				goto out_release;
 			}
 			xgrow((void **)&t0s, &t0cap, snap->nr_threads, sizeof(*t0s));
-			t0s[snap->nr_threads - 1] = now_ns();
 			if (!first)
-				first = t0s[snap->nr_threads - 1];
+				first = now_ns();
 			if (!(t->flags & THREAD_STOPPED))
 				ptrace(PTRACE_INTERRUPT, tids[j], NULL, NULL);
 			fresh = true;
@@ -382,6 +383,7 @@ static int capture_consistent(pid_t pid, const struct stacks_opts *opts, struct 
 		bool gs;
 
 		r = wait_stop(t->tid, t->state == 'D', &sig, &gs);
+		t0s[i] = now_ns();
 		if (r > 0) {
 			take_regs(t->tid, t, opts->stack_size);
 			t->syscall = sig; /* parked here until release */
