@@ -377,9 +377,11 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 	cur = bpf_get_current_task_btf();
 	if (l)
 		kind = l->kind;
-	else if (want_stacks) {
+	/* In an interrupt the kernel stack tells the path (say, tcp_v4_rcv); the user stack
+	 * would be the interrupted task's, unrelated. */
+	if (want_stacks) {
 		kstack = take_stack(ctx, false, 0);
-		if (is_user_task(cur))
+		if (!l && is_user_task(cur))
 			ustack = take_stack(ctx, true, 0);
 	}
 	r = rec_reserve(REC_WAKING, BPF_CORE_READ(p, pid), tgid);
@@ -395,9 +397,9 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 			r->wk.u.func = l->func;
 	} else {
 		bpf_get_current_comm(r->wk.u.comm, sizeof(r->wk.u.comm));
-		r->wk.kstack = kstack;
-		r->wk.ustack = ustack;
 	}
+	r->wk.kstack = kstack;
+	r->wk.ustack = ustack;
 	rec_submit(r);
 	return 0;
 }

@@ -76,7 +76,7 @@ struct rec_waking { /* aux: wake_kind | target cpu << 16 */
 		char irq[REC_COMM_LEN];	 /* WAKE_HARDIRQ: the handler's name */
 		__u64 func;		 /* WAKE_HRTIMER, WAKE_TIMER: the callback */
 	} u;
-	__u64 kstack, ustack; /* the waker's, WAKE_TASK only */
+	__u64 kstack, ustack; /* the waker's (kernel only in an interrupt), 0 when none */
 };
 
 struct rec_task { /* FORK (aux: parent tid), EXEC, EXIT (aux: exit code), COMM, WAKEUP_NEW */

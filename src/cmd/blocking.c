@@ -1,8 +1,321 @@
-/* Placeholder for 'srvscope blocking' until it lands. */
+/* srvscope blocking: every blocking episode of every recorded thread (start, duration, the
+ * syscall and fd it blocked in, what woke it), then per-syscall and per-fd summaries; text
+ * in the layout of the blocking reports of seed 002, or JSON. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/blocking.h"
 #include "cmd/cmd.h"
+#include "symbol/symbolizer.h"
+#include "trace/syscalls.h"
+#include "trace/trace.h"
 #include "util/util.h"
+
+static const char usage_text[] =
+	"usage: srvscope blocking FILE [--pid P] [--tid T] [--comm NAME] [--min-ms X]\n"
+	"                          [--format=text|json]\n"
+	"\n"
+	"Per thread, every time it blocked: when, for how long, in which syscall and fd, and\n"
+	"what woke it (a softirq such as NET_RX, a hard irq, a timer, or a task); then totals\n"
+	"per syscall and per fd.\n"
+	"\n"
+	"  -p, --pid P        only the threads of process P\n"
+	"  -t, --tid T        only thread T\n"
+	"  -c, --comm NAME    only threads named NAME\n"
+	"  -m, --min-ms X     only episodes of at least X milliseconds\n"
+	"  -f, --format FMT   text (default) or json\n";
+
+struct report {
+	const struct trace *t;
+	struct ksyms *ksyms;
+	bool ksyms_tried;
+};
+
+static const char *func_name(struct report *rp, uint64_t addr, char *buf, size_t size)
+{
+	const char *name = NULL;
+
+	if (!rp->ksyms_tried && rp->t->kallsyms) {
+		rp->ksyms = ksyms__parse(rp->t->kallsyms, rp->t->kallsyms_len);
+		rp->ksyms_tried = true;
+	}
+	if (rp->ksyms)
+		name = ksyms__resolve(rp->ksyms, addr, NULL, NULL);
+	if (name)
+		return name;
+	snprintf(buf, size, "0x%" PRIx64, addr);
+	return buf;
+}
+
+/* "NET_RX", "hrtimer_wakeup", "24 virtio0-input.0"; NULL for tasks and unknown causes. */
+static const char *wake_detail(struct report *rp, const struct block_episode *ep, char *buf,
+			       size_t size)
+{
+	switch (ep->wake_kind) {
+	case WAKE_SOFTIRQ:
+		return blocking__softirq_name(ep->wake_detail);
+	case WAKE_HARDIRQ:
+		snprintf(buf, size, "%u %s", ep->wake_detail, ep->waker_name);
+		return buf;
+	case WAKE_HRTIMER:
+	case WAKE_TIMER:
+		return func_name(rp, ep->wake_func, buf, size);
+	}
+	return NULL;
+}
+
+static const char *syscall_name(int nr, char *buf, size_t size)
+{
+	return nr < 0 ? "-" : syscall__name(nr, buf, size);
+}
+
+static void print_stats_header(const char *what)
+{
+	printf("  %-16s %7s %12s %12s %12s %12s %12s\n", what, "Count", "Sum (ms)", "Min (ms)",
+	       "Max (ms)", "Mean (ms)", "Stddev (ms)");
+}
+
+static void print_stats(const char *key, const struct block_stats *s)
+{
+	printf("  %-16s %7" PRIu64 " %12.3f %12.3f %12.3f %12.3f %12.3f\n", key, s->count,
+	       s->sum_ns / 1e6, s->min_ns / 1e6, s->max_ns / 1e6, block_stats__mean_ns(s) / 1e6,
+	       block_stats__stddev_ns(s) / 1e6);
+}
+
+static void print_task_text(struct report *rp, const struct block_episode *eps, size_t n)
+{
+	const struct trace *t = rp->t;
+	const struct trace_thread *th = trace__thread(t, eps[0].tid);
+	struct block_group *g;
+	size_t i, ng;
+	char buf[64], nbuf[32], key[32];
+	bool marks = false;
+
+	printf("Blocking report for task %s [pid %u, tid %u]\n", th ? th->comm : "?", eps[0].pid,
+	       eps[0].tid);
+	printf("  %-12s %14s  %-16s %-40s %s\n", "Start (s)", "Duration (ms)", "Syscall", "Fd",
+	       "Wakeup");
+	for (i = 0; i < n; i++) {
+		const struct block_episode *ep = &eps[i];
+		const char *desc = ep->fd >= 0 ? trace__fd_desc(t, ep->pid, ep->fd, ep->start_ns) : NULL;
+		const char *detail = wake_detail(rp, ep, buf, sizeof(buf));
+		char fd[64] = "-", wake[96];
+
+		if (ep->fd >= 0)
+			snprintf(fd, sizeof(fd), "%d%s%.50s", ep->fd, desc ? " " : "", desc ? desc : "");
+		if (ep->wake_kind == WAKE_TASK)
+			snprintf(wake, sizeof(wake), "TASK %s %u", ep->waker_name, ep->waker_tid);
+		else
+			snprintf(wake, sizeof(wake), "%s%s%s", blocking__kind_name(ep->wake_kind),
+				 detail ? " " : "", detail ? detail : "");
+		if (ep->wake_kind != WAKE_TASK)
+			for (char *c = wake; *c && *c != ' '; c++)
+				*c -= (*c >= 'a' && *c <= 'z') ? 32 : 0;
+		marks |= ep->from_start || ep->unfinished;
+		printf("  %-12.6f %13.3f%s  %-16s %-40s %s\n", (ep->start_ns - t->first_ns) / 1e9,
+		       (ep->end_ns - ep->start_ns) / 1e6,
+		       ep->from_start ? "<" : ep->unfinished ? ">" : " ",
+		       syscall_name(ep->syscall, nbuf, sizeof(nbuf)), fd, wake);
+	}
+	if (marks)
+		printf("  (< blocked already when the recording started; > still blocked when it "
+		       "ended)\n");
+	printf("\n");
+	print_stats_header("Syscall");
+	ng = blocking__by_syscall(eps, n, &g);
+	for (i = 0; i < ng; i++)
+		print_stats(syscall_name(g[i].key, nbuf, sizeof(nbuf)), &g[i].st);
+	free(g);
+	ng = blocking__by_fd(eps, n, &g);
+	if (ng) {
+		printf("\n");
+		print_stats_header("Fd");
+		for (i = 0; i < ng; i++) {
+			const char *desc = trace__fd_desc(t, eps[0].pid, g[i].key, eps[n - 1].start_ns);
+
+			snprintf(key, sizeof(key), "%d", g[i].key);
+			print_stats(key, &g[i].st);
+			if (desc)
+				printf("    %s\n", desc);
+		}
+	}
+	free(g);
+	printf("\n");
+}
+
+static json_t *stats_json(json_t *o, const struct block_stats *s)
+{
+	json_object_set_new(o, "count", json_integer(s->count));
+	json_object_set_new(o, "sum_ns", json_integer(s->sum_ns));
+	json_object_set_new(o, "min_ns", json_integer(s->min_ns));
+	json_object_set_new(o, "max_ns", json_integer(s->max_ns));
+	json_object_set_new(o, "mean_ns", json_integer((json_int_t)block_stats__mean_ns(s)));
+	json_object_set_new(o, "stddev_ns", json_integer((json_int_t)block_stats__stddev_ns(s)));
+	return o;
+}
+
+static json_t *task_json(struct report *rp, const struct block_episode *eps, size_t n)
+{
+	const struct trace *t = rp->t;
+	const struct trace_thread *th = trace__thread(t, eps[0].tid);
+	json_t *o = json_object(), *blocks = json_array(), *sum = json_array(), *fds = json_array();
+	struct block_group *g;
+	size_t i, ng;
+	char buf[64], nbuf[32];
+
+	json_object_set_new(o, "pid", json_integer(eps[0].pid));
+	json_object_set_new(o, "tid", json_integer(eps[0].tid));
+	json_object_set_new(o, "comm", json_string(th ? th->comm : ""));
+	for (i = 0; i < n; i++) {
+		const struct block_episode *ep = &eps[i];
+		json_t *b = json_object(), *w = json_object();
+		const char *detail = wake_detail(rp, ep, buf, sizeof(buf));
+		const char *desc = ep->fd >= 0 ? trace__fd_desc(t, ep->pid, ep->fd, ep->start_ns) : NULL;
+
+		json_object_set_new(b, "start_ns", json_integer(ep->start_ns - t->first_ns));
+		json_object_set_new(b, "duration_ns", json_integer(ep->end_ns - ep->start_ns));
+		json_object_set_new(b, "syscall", ep->syscall >= 0 ?
+				json_string(syscall__name(ep->syscall, nbuf, sizeof(nbuf))) : json_null());
+		json_object_set_new(b, "fd", ep->fd >= 0 ? json_integer(ep->fd) : json_null());
+		json_object_set_new(b, "fd_desc", desc ? json_string(desc) : json_null());
+		json_object_set_new(b, "ret", ep->has_ret ? json_integer(ep->ret) : json_null());
+		json_object_set_new(b, "runq_ns", ep->wake_ns && ep->end_ns >= ep->wake_ns ?
+				json_integer(ep->end_ns - ep->wake_ns) : json_null());
+		json_object_set_new(b, "from_start", json_boolean(ep->from_start));
+		json_object_set_new(b, "unfinished", json_boolean(ep->unfinished));
+		json_object_set_new(w, "kind", json_string(blocking__kind_name(ep->wake_kind)));
+		json_object_set_new(w, "detail", detail ? json_string(detail) : json_null());
+		json_object_set_new(w, "waker_tid", ep->wake_kind == WAKE_TASK ?
+				json_integer(ep->waker_tid) : json_null());
+		json_object_set_new(w, "waker_comm", ep->wake_kind == WAKE_TASK ?
+				json_string(ep->waker_name) : json_null());
+		json_object_set_new(b, "wakeup", w);
+		json_array_append_new(blocks, b);
+	}
+	json_object_set_new(o, "blocks", blocks);
+	ng = blocking__by_syscall(eps, n, &g);
+	for (i = 0; i < ng; i++) {
+		json_t *s = json_object();
+
+		json_object_set_new(s, "syscall", g[i].key >= 0 ?
+				json_string(syscall__name(g[i].key, nbuf, sizeof(nbuf))) : json_null());
+		json_array_append_new(sum, stats_json(s, &g[i].st));
+	}
+	free(g);
+	json_object_set_new(o, "summary", sum);
+	ng = blocking__by_fd(eps, n, &g);
+	for (i = 0; i < ng; i++) {
+		json_t *s = json_object();
+		const char *desc = trace__fd_desc(t, eps[0].pid, g[i].key, eps[n - 1].start_ns);
+
+		json_object_set_new(s, "fd", json_integer(g[i].key));
+		json_object_set_new(s, "desc", desc ? json_string(desc) : json_null());
+		json_array_append_new(fds, stats_json(s, &g[i].st));
+	}
+	free(g);
+	json_object_set_new(o, "per_fd", fds);
+	return o;
+}
 
 int cmd_blocking(int argc, char **argv)
 {
-	return error("'blocking' is not built yet") ? 1 : 0;
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "min-ms", required_argument, NULL, 'm' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct block_filter f = { 0 };
+	struct block_report r;
+	struct report rp = { 0 };
+	struct trace *t;
+	bool json = false;
+	double ms;
+	size_t i, j;
+	char lost[512];
+	json_t *root = NULL, *tasks = NULL;
+	int c, ret = 0;
+
+	while ((c = getopt_long(argc, argv, "p:t:c:m:f:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_long("--pid", optarg, 1, 4194304, &f.pid))
+				return 2;
+			break;
+		case 't':
+			if (parse_long("--tid", optarg, 1, 4194304, &f.tid))
+				return 2;
+			break;
+		case 'c':
+			f.comm = optarg;
+			break;
+		case 'm':
+			if (parse_double("--min-ms", optarg, 0, 1e9, &ms))
+				return 2;
+			f.min_ns = ms * 1e6;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "json"))
+				json = true;
+			else if (strcmp(optarg, "text"))
+				return error("invalid value '%s' for --format: expected text or json",
+					     optarg),
+				       2;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			fputs(usage_text, stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		error("blocking needs one trace file (made by 'srvscope record')");
+		fputs(usage_text, stderr);
+		return 2;
+	}
+	t = trace__open_report(argv[optind]);
+	if (!t)
+		return 1;
+	rp.t = t;
+	blocking__analyze(t, &f, &r);
+	if (json) {
+		root = json_object();
+		tasks = json_array();
+		json_object_set_new(root, "trace_start_ns", json_integer(t->first_ns));
+		json_object_set_new(root, "lost_events", json_integer(trace__lost_events(t)));
+	}
+	for (i = 0; i < r.nr; i = j) {
+		for (j = i + 1; j < r.nr && r.eps[j].tid == r.eps[i].tid; j++)
+			;
+		if (json)
+			json_array_append_new(tasks, task_json(&rp, r.eps + i, j - i));
+		else
+			print_task_text(&rp, r.eps + i, j - i);
+	}
+	if (json) {
+		json_object_set_new(root, "tasks", tasks);
+		ret = json_dumpf(root, stdout, JSON_INDENT(2));
+		putchar('\n');
+		json_decref(root);
+	} else {
+		if (!r.nr)
+			printf("No blocking episode%s.\n\n",
+			       f.pid || f.tid || f.comm || f.min_ns ? " matches the filters" : "");
+		printf("%zu episodes, %.3f s traced on %s (%s); %s\n", r.nr,
+		       (t->end_ns - t->first_ns) / 1e9, t->hdr.host, t->hdr.kernel,
+		       trace__lost_summary(t, lost, sizeof(lost)));
+	}
+	ksyms__delete(rp.ksyms);
+	block_report__free(&r);
+	trace__close(t);
+	return ret ? 1 : 0;
 }

@@ -1,8 +1,154 @@
-/* Placeholder for 'srvscope flame' until it lands. */
+/* srvscope flame: folded stacks or an SVG flame graph from a trace file: off-CPU time by
+ * the blocked thread's stack, wake-up time joined to the waker's stack, or on-CPU samples. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/flame.h"
 #include "cmd/cmd.h"
+#include "output/flamegraph.h"
+#include "trace/symbols.h"
+#include "trace/trace.h"
 #include "util/util.h"
+
+static const char usage_text[] =
+	"usage: srvscope flame FILE --kind=off|wake|on [--format=folded|svg]\n"
+	"                       [--pid P] [--tid T] [--comm NAME] [--title TEXT]\n"
+	"\n"
+	"  -k, --kind KIND    off: blocked time (us) by the blocked thread's stack\n"
+	"                     wake: blocked time (us), the wakee's stack then '--' then the\n"
+	"                           waker's stack (innermost first) and its name\n"
+	"                     on: on-CPU samples (record with --on-cpu)\n"
+	"  -f, --format FMT   folded (default: 'thread;outer;...;inner COUNT', kernel\n"
+	"                     frames suffixed _[k]) or svg (interactive flame graph)\n"
+	"  -p, --pid P        only the threads of process P\n"
+	"  -t, --tid T        only thread T\n"
+	"  -c, --comm NAME    only threads named NAME\n"
+	"      --title TEXT   the SVG's title\n";
+
+static const char *name_user(void *ctx, uint32_t pid, uint64_t ts, uint64_t addr)
+{
+	return trace_symbols__user(ctx, pid, ts, addr);
+}
+
+static const char *name_kernel(void *ctx, uint64_t addr)
+{
+	return trace_symbols__kernel(ctx, addr);
+}
+
+static int write_svg(const struct trace *t, const struct flame *fl, enum flame_kind kind,
+		     const char *title)
+{
+	static const char *const titles[] = { "Off-CPU time", "Wake-up time", "On-CPU samples" };
+	struct flamegraph_entry *e = xcalloc(fl->nr + 1, sizeof(*e));
+	struct flamegraph_opts o = {
+		.title = title ? title : titles[kind],
+		.unit = kind == FLAME_ON ? "samples" : "us",
+	};
+	char sub[256], lost[256];
+	size_t i;
+	int err;
+
+	snprintf(sub, sizeof(sub), "%s, %s, %.3f s; %s", t->hdr.host, t->hdr.kernel,
+		 (t->end_ns - t->first_ns) / 1e9, trace__lost_summary(t, lost, sizeof(lost)));
+	o.subtitle = sub;
+	for (i = 0; i < fl->nr; i++) {
+		e[i].stack = fl->lines[i].stack;
+		e[i].weight = fl->lines[i].weight;
+	}
+	err = flamegraph__write_svg(stdout, e, fl->nr, &o);
+	free(e);
+	return err;
+}
 
 int cmd_flame(int argc, char **argv)
 {
-	return error("'flame' is not built yet") ? 1 : 0;
+	enum { OPT_TITLE = 256 };
+	static const struct option longopts[] = {
+		{ "kind", required_argument, NULL, 'k' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "title", required_argument, NULL, OPT_TITLE },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct flame_filter f = { 0 };
+	struct flame_namer namer = { .user = name_user, .kernel = name_kernel };
+	struct trace_symbols *syms;
+	enum flame_kind kind = FLAME_OFF;
+	bool have_kind = false, svg = false;
+	const char *title = NULL;
+	struct flame fl;
+	struct trace *t;
+	size_t i;
+	int c, err = 0;
+
+	while ((c = getopt_long(argc, argv, "k:f:p:t:c:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'k':
+			if (flame__parse_kind(optarg, &kind))
+				return error("invalid value '%s' for --kind: expected off, wake or on",
+					     optarg),
+				       2;
+			have_kind = true;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "svg"))
+				svg = true;
+			else if (strcmp(optarg, "folded"))
+				return error("invalid value '%s' for --format: expected folded or svg",
+					     optarg),
+				       2;
+			break;
+		case 'p':
+			if (parse_long("--pid", optarg, 1, 4194304, &f.pid))
+				return 2;
+			break;
+		case 't':
+			if (parse_long("--tid", optarg, 1, 4194304, &f.tid))
+				return 2;
+			break;
+		case 'c':
+			f.comm = optarg;
+			break;
+		case OPT_TITLE:
+			title = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			fputs(usage_text, stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1 || !have_kind) {
+		error(!have_kind ? "flame needs --kind=off, wake or on" :
+				   "flame needs one trace file (made by 'srvscope record')");
+		fputs(usage_text, stderr);
+		return 2;
+	}
+	t = trace__open_report(argv[optind]);
+	if (!t)
+		return 1;
+	if (kind == FLAME_ON && !(t->hdr.flags & TRACE_F_ON_CPU))
+		warning("this trace has no on-CPU samples: record with --on-cpu");
+	syms = trace_symbols__new(t);
+	namer.ctx = syms;
+	flame__build(t, kind, &f, &namer, &fl);
+	if (svg)
+		err = write_svg(t, &fl, kind, title);
+	else
+		for (i = 0; i < fl.nr; i++)
+			printf("%s %" PRIu64 "\n", fl.lines[i].stack, fl.lines[i].weight);
+	if (fflush(stdout))
+		err = -1;
+	flame__free(&fl);
+	trace_symbols__delete(syms);
+	trace__close(t);
+	return err ? 1 : 0;
 }

@@ -1,0 +1,379 @@
+/* A per-thread state machine over the events in time order: switch-out in a sleeping state
+ * opens an episode, the first wake-up names its cause, switch-in closes it, and the
+ * syscall record written at the syscall's exit gives the return value. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/blocking.h"
+#include "trace/syscalls.h"
+#include "trace/trace.h"
+#include "trace/u64map.h"
+#include "util/util.h"
+
+#define TASK_REPORT_DEAD (0x10 | 0x20 | 0x80) /* EXIT_DEAD, EXIT_ZOMBIE, TASK_DEAD */
+#define NO_EPISODE SIZE_MAX
+
+struct thr {
+	bool seen, open, woken;
+	struct block_episode ep;
+	size_t unmatched, tail; /* closed episodes not yet given their syscall's return */
+};
+
+struct state {
+	struct u64map idx;
+	struct thr *thr;
+	size_t nr_thr, cap_thr;
+	struct block_report *r;
+	size_t cap_eps;
+	size_t *next; /* per episode: the next one of the same thread awaiting its return */
+};
+
+bool blocking__is_blocked_state(uint32_t state)
+{
+	return state && !(state & TASK_REPORT_DEAD);
+}
+
+static struct thr *thr(struct state *s, uint32_t tid)
+{
+	bool created;
+	uint64_t *slot = u64map__slot(&s->idx, tid, &created);
+
+	if (created) {
+		xgrow((void **)&s->thr, &s->cap_thr, s->nr_thr + 1, sizeof(*s->thr));
+		*slot = s->nr_thr;
+		memset(&s->thr[s->nr_thr], 0, sizeof(*s->thr));
+		s->thr[s->nr_thr].unmatched = NO_EPISODE;
+		s->nr_thr++;
+	}
+	return &s->thr[*slot];
+}
+
+static void emit(struct state *s, struct thr *th)
+{
+	size_t i = s->r->nr;
+
+	xgrow((void **)&s->r->eps, &s->cap_eps, i + 1, sizeof(*s->r->eps));
+	s->next = xrealloc(s->next, s->cap_eps * sizeof(*s->next));
+	s->r->eps[i] = th->ep;
+	s->r->nr++;
+	s->next[i] = NO_EPISODE;
+	/* Append to the thread's chain of episodes awaiting their syscall's exit. */
+	if (th->unmatched == NO_EPISODE)
+		th->unmatched = i;
+	else
+		s->next[th->tail] = i;
+	th->tail = i;
+	th->open = th->woken = false;
+}
+
+static void open_episode(struct thr *th, uint64_t ts, uint32_t tid, uint32_t pid, uint32_t state,
+			 int32_t syscall, int32_t fd)
+{
+	memset(&th->ep, 0, sizeof(th->ep));
+	th->ep.tid = tid;
+	th->ep.pid = pid;
+	th->ep.start_ns = ts;
+	th->ep.state = state;
+	th->ep.syscall = syscall;
+	th->ep.fd = fd;
+	th->ep.wake_kind = WAKE_UNKNOWN;
+	th->open = true;
+	th->woken = false;
+}
+
+static void on_waking(struct thr *th, const struct rec *e)
+{
+	struct block_episode *ep = &th->ep;
+
+	if (!th->open || th->woken)
+		return;
+	th->woken = true;
+	ep->wake_ns = e->h.ts;
+	ep->wake_kind = e->h.aux & 0xff;
+	ep->waker_tid = e->wk.waker_tid;
+	ep->waker_kstack = e->wk.kstack;
+	ep->waker_ustack = e->wk.ustack;
+	switch (ep->wake_kind) {
+	case WAKE_TASK:
+		memcpy(ep->waker_name, e->wk.u.comm, sizeof(ep->waker_name));
+		ep->waker_name[sizeof(ep->waker_name) - 1] = '\0';
+		break;
+	case WAKE_HARDIRQ:
+		memcpy(ep->waker_name, e->wk.u.irq, sizeof(ep->waker_name));
+		ep->waker_name[sizeof(ep->waker_name) - 1] = '\0';
+		ep->wake_detail = e->wk.detail;
+		break;
+	case WAKE_SOFTIRQ:
+		ep->wake_detail = e->wk.detail;
+		break;
+	case WAKE_HRTIMER:
+	case WAKE_TIMER:
+		ep->wake_func = e->wk.u.func;
+		break;
+	default:
+		ep->wake_kind = WAKE_UNKNOWN;
+	}
+}
+
+/* A syscall record arrives at the syscall's exit: episodes inside it get its number (when
+ * the switch did not know it) and return value. */
+static void on_syscall(struct state *s, struct thr *th, const struct rec *e)
+{
+	size_t i = th->unmatched;
+
+	while (i != NO_EPISODE) {
+		struct block_episode *ep = &s->r->eps[i];
+
+		if (ep->start_ns >= e->sc.enter_ts && ep->start_ns <= e->h.ts) {
+			if (ep->syscall < 0 || ep->syscall == (int32_t)e->h.aux) {
+				ep->syscall = e->h.aux;
+				ep->ret = e->sc.ret;
+				ep->has_ret = true;
+			}
+		}
+		i = s->next[i];
+	}
+	th->unmatched = NO_EPISODE;
+}
+
+static bool keep(const struct trace *t, const struct block_filter *f,
+		 const struct block_episode *ep)
+{
+	const struct trace_thread *th;
+
+	if (!f)
+		return true;
+	if ((f->pid && ep->pid != (uint32_t)f->pid) || (f->tid && ep->tid != (uint32_t)f->tid))
+		return false;
+	if (ep->end_ns - ep->start_ns < f->min_ns)
+		return false;
+	if (f->comm) {
+		th = trace__thread(t, ep->tid);
+		if (!th || strcmp(th->comm, f->comm))
+			return false;
+	}
+	return true;
+}
+
+static int cmp_ep(const void *a, const void *b)
+{
+	const struct block_episode *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+void blocking__analyze(const struct trace *t, const struct block_filter *f, struct block_report *r)
+{
+	struct state s = { .r = r };
+	size_t i, n;
+
+	memset(r, 0, sizeof(*r));
+	for (i = 0; i < t->nr_ev; i++) {
+		const struct rec *e = t->ev[i];
+		struct thr *th;
+
+		switch (e->h.type) {
+		case REC_SWITCH:
+			if (e->sw.flags & SWITCH_PREV_TARGET) {
+				th = thr(&s, e->h.tid);
+				th->seen = true;
+				if (th->open) /* a switch-in was lost: close at this point */
+					th->ep.end_ns = e->h.ts, emit(&s, th);
+				if (blocking__is_blocked_state(e->h.aux)) {
+					open_episode(th, e->h.ts, e->h.tid, e->h.pid, e->h.aux,
+						     e->sw.syscall, e->sw.fd);
+					th->ep.kstack = e->sw.kstack;
+					th->ep.ustack = e->sw.ustack;
+				}
+			}
+			if ((e->sw.flags & SWITCH_NEXT_TARGET) && e->sw.next_tid) {
+				th = thr(&s, e->sw.next_tid);
+				th->seen = true;
+				if (th->open) {
+					th->ep.end_ns = e->h.ts;
+					emit(&s, th);
+				}
+			}
+			break;
+		case REC_WAKING:
+			th = thr(&s, e->h.tid);
+			th->seen = true;
+			on_waking(th, e);
+			break;
+		case REC_WAKEUP:
+			th = thr(&s, e->h.tid);
+			if (th->open && !th->woken) {
+				th->woken = true;
+				th->ep.wake_ns = e->h.ts;
+			}
+			break;
+		case REC_STATE:
+			th = thr(&s, e->h.tid);
+			if (th->seen)
+				break;
+			th->seen = true;
+			if (e->h.aux == 'S' || e->h.aux == 'D') {
+				open_episode(th, e->h.ts, e->h.tid, e->h.pid, e->h.aux == 'D' ? 2 : 1,
+					     e->state.syscall, e->state.fd);
+				th->ep.from_start = true;
+			}
+			break;
+		case REC_SYSCALL:
+			on_syscall(&s, thr(&s, e->h.tid), e);
+			break;
+		case REC_EXIT:
+			th = thr(&s, e->h.tid);
+			th->open = false;
+			break;
+		}
+	}
+	for (i = 0; i < s.nr_thr; i++) {
+		if (!s.thr[i].open)
+			continue;
+		s.thr[i].ep.end_ns = t->end_ns > s.thr[i].ep.start_ns ? t->end_ns : s.thr[i].ep.start_ns;
+		s.thr[i].ep.unfinished = true;
+		emit(&s, &s.thr[i]);
+	}
+	for (i = 0, n = 0; i < r->nr; i++) {
+		struct block_episode *ep = &r->eps[i];
+
+		if (ep->syscall < 0 || !syscall__has_fd(ep->syscall))
+			ep->fd = -1;
+		if (keep(t, f, ep))
+			r->eps[n++] = *ep;
+	}
+	r->nr = n;
+	if (n)
+		qsort(r->eps, n, sizeof(*r->eps), cmp_ep);
+	free(s.thr);
+	free(s.next);
+	u64map__free(&s.idx);
+}
+
+void block_report__free(struct block_report *r)
+{
+	free(r->eps);
+	r->eps = NULL;
+	r->nr = 0;
+}
+
+const char *blocking__kind_name(uint8_t kind)
+{
+	switch (kind) {
+	case WAKE_TASK:
+		return "task";
+	case WAKE_HARDIRQ:
+		return "hardirq";
+	case WAKE_SOFTIRQ:
+		return "softirq";
+	case WAKE_HRTIMER:
+	case WAKE_TIMER:
+		return "timer";
+	}
+	return "unknown";
+}
+
+const char *blocking__softirq_name(uint32_t vec)
+{
+	static const char *const names[] = { "HI",	 "TIMER",   "NET_TX", "NET_RX", "BLOCK",
+					     "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU" };
+
+	return vec < ARRAY_SIZE(names) ? names[vec] : "?";
+}
+
+void block_stats__add(struct block_stats *s, uint64_t ns)
+{
+	double ms = ns / 1e6;
+
+	if (!s->count || ns < s->min_ns)
+		s->min_ns = ns;
+	if (ns > s->max_ns)
+		s->max_ns = ns;
+	s->count++;
+	s->sum_ns += ns;
+	s->sumsq += ms * ms;
+}
+
+double block_stats__mean_ns(const struct block_stats *s)
+{
+	return s->count ? (double)s->sum_ns / s->count : 0;
+}
+
+/* Newton's method: the build links no libm for one square root. */
+static double square_root(double x)
+{
+	double r = x > 1 ? x : 1, n;
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		n = 0.5 * (r + x / r);
+		if (n == r)
+			break;
+		r = n;
+	}
+	return r;
+}
+
+double block_stats__stddev_ns(const struct block_stats *s)
+{
+	double mean_ms, var;
+
+	if (s->count < 2)
+		return 0;
+	mean_ms = block_stats__mean_ns(s) / 1e6;
+	var = (s->sumsq - s->count * mean_ms * mean_ms) / (s->count - 1);
+	return var > 0 ? square_root(var) * 1e6 : 0;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct block_group *x = a, *y = b;
+
+	if (x->st.sum_ns != y->st.sum_ns)
+		return x->st.sum_ns < y->st.sum_ns ? 1 : -1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static size_t group(const struct block_episode *eps, size_t n, bool by_fd,
+		    struct block_group **out)
+{
+	struct block_group *g = NULL;
+	struct u64map idx = { 0 };
+	size_t nr = 0, cap = 0, i;
+
+	for (i = 0; i < n; i++) {
+		int32_t key = by_fd ? eps[i].fd : eps[i].syscall;
+		bool created;
+		uint64_t *slot;
+
+		if (by_fd && key < 0)
+			continue;
+		slot = u64map__slot(&idx, (uint32_t)key, &created);
+		if (created) {
+			xgrow((void **)&g, &cap, nr + 1, sizeof(*g));
+			memset(&g[nr], 0, sizeof(*g));
+			g[nr].key = key;
+			*slot = nr++;
+		}
+		block_stats__add(&g[*slot].st, eps[i].end_ns - eps[i].start_ns);
+	}
+	u64map__free(&idx);
+	if (nr)
+		qsort(g, nr, sizeof(*g), cmp_group);
+	*out = g;
+	return nr;
+}
+
+size_t blocking__by_syscall(const struct block_episode *eps, size_t n, struct block_group **out)
+{
+	return group(eps, n, false, out);
+}
+
+size_t blocking__by_fd(const struct block_episode *eps, size_t n, struct block_group **out)
+{
+	return group(eps, n, true, out);
+}

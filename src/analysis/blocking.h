@@ -1,0 +1,75 @@
+/* Blocking episodes from a trace: a thread switched out in a sleeping state, then woken
+ * (by a hard irq, a softirq, a timer or another task) and switched back in. Each episode
+ * knows the syscall and fd it blocked in and the stacks on both sides. Pure functions over
+ * the trace's events, and the summaries the 'blocking' report prints. */
+#ifndef SRVSCOPE_ANALYSIS_BLOCKING_H
+#define SRVSCOPE_ANALYSIS_BLOCKING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct trace;
+
+#define WAKE_UNKNOWN 255 /* with enum wake_kind: no wake-up event was seen */
+
+struct block_episode {
+	uint32_t tid, pid;
+	uint64_t start_ns, end_ns; /* switched out, switched back in (absolute) */
+	uint64_t wake_ns;	   /* woken; 0 when not seen */
+	int32_t syscall;	   /* -1 when not in a syscall, or unknown */
+	int32_t fd;		   /* -1 when the syscall takes no fd first */
+	int64_t ret;		   /* the syscall's return value, when has_ret */
+	bool has_ret;
+	bool from_start; /* already blocked when the recording started */
+	bool unfinished; /* still blocked when it ended */
+	uint32_t state;	 /* as switched out (TASK_INTERRUPTIBLE, ...) */
+	uint8_t wake_kind; /* enum wake_kind, or WAKE_UNKNOWN */
+	uint32_t wake_detail; /* irq number, softirq vector */
+	uint32_t waker_tid;   /* WAKE_TASK */
+	char waker_name[16];  /* WAKE_TASK: its name; WAKE_HARDIRQ: the handler's */
+	uint64_t wake_func;   /* WAKE_HRTIMER, WAKE_TIMER: the callback's address */
+	uint64_t kstack, ustack;	     /* the blocked thread's, as it blocked */
+	uint64_t waker_kstack, waker_ustack; /* the waker's (kernel only for interrupts) */
+};
+
+struct block_filter {
+	long pid, tid;	  /* 0: any */
+	const char *comm; /* NULL: any; else the thread's name must be equal */
+	uint64_t min_ns;  /* shorter episodes are left out */
+};
+
+struct block_report {
+	struct block_episode *eps; /* by pid, tid, then start */
+	size_t nr;
+};
+
+/* Fills r with the episodes of t that pass f (NULL: all). */
+void blocking__analyze(const struct trace *t, const struct block_filter *f, struct block_report *r);
+void block_report__free(struct block_report *r);
+/* True when a thread switched out in this state is waiting (not preempted, not exiting). */
+bool blocking__is_blocked_state(uint32_t state);
+
+const char *blocking__kind_name(uint8_t kind); /* "softirq", "hardirq", "timer", "task", ... */
+const char *blocking__softirq_name(uint32_t vec); /* "NET_RX", "TIMER", ... */
+
+struct block_stats {
+	uint64_t count, sum_ns, min_ns, max_ns;
+	double sumsq; /* of the values in ms, for the standard deviation */
+};
+
+void block_stats__add(struct block_stats *s, uint64_t ns);
+double block_stats__mean_ns(const struct block_stats *s);
+double block_stats__stddev_ns(const struct block_stats *s);
+
+struct block_group {
+	int32_t key; /* syscall number or fd */
+	struct block_stats st;
+};
+
+/* Groups n episodes (of one task) by syscall or by fd (episodes without an fd are left
+ * out), sorted by total time, descending. Returns the count; *out is malloc'ed. */
+size_t blocking__by_syscall(const struct block_episode *eps, size_t n, struct block_group **out);
+size_t blocking__by_fd(const struct block_episode *eps, size_t n, struct block_group **out);
+
+#endif

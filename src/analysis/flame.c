@@ -1,0 +1,339 @@
+/* Builds folded stacks in two steps: weights are first summed per distinct (thread, stack
+ * ids, waker) tuple, cheap to compare; only then is each tuple named once and the lines
+ * with equal text merged. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/blocking.h"
+#include "analysis/flame.h"
+#include "trace/trace.h"
+#include "trace/u64map.h"
+#include "util/util.h"
+
+struct gkey {
+	uint32_t tid, pid;
+	uint64_t ustack, kstack;
+	uint64_t wk, wu, wfunc; /* waker side, FLAME_WAKE only */
+	uint32_t wkind, wdetail, waker_tid;
+	char wname[16];
+};
+
+struct group {
+	struct gkey k;
+	uint64_t ts; /* of the first occurrence: picks the maps to name user frames with */
+	uint64_t weight;
+};
+
+struct groups {
+	struct u64map idx;
+	struct group *g;
+	size_t nr, cap;
+};
+
+struct sbuf {
+	char *s;
+	size_t len, cap;
+};
+
+int flame__parse_kind(const char *s, enum flame_kind *kind)
+{
+	if (!strcmp(s, "off"))
+		*kind = FLAME_OFF;
+	else if (!strcmp(s, "wake"))
+		*kind = FLAME_WAKE;
+	else if (!strcmp(s, "on"))
+		*kind = FLAME_ON;
+	else
+		return -1;
+	return 0;
+}
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	uint64_t h = 1469598103934665603ull;
+
+	while (n--)
+		h = (h ^ *c++) * 1099511628211ull;
+	return h;
+}
+
+static void add(struct groups *gs, const struct gkey *k, uint64_t ts, uint64_t weight)
+{
+	uint64_t h = hash_bytes(k, sizeof(*k));
+
+	for (;; h++) {
+		bool created;
+		uint64_t *slot = u64map__slot(&gs->idx, h, &created);
+		struct group *g;
+
+		if (created) {
+			xgrow((void **)&gs->g, &gs->cap, gs->nr + 1, sizeof(*gs->g));
+			*slot = gs->nr;
+			g = &gs->g[gs->nr++];
+			g->k = *k;
+			g->ts = ts;
+			g->weight = weight;
+			return;
+		}
+		g = &gs->g[*slot];
+		if (!memcmp(&g->k, k, sizeof(*k))) {
+			g->weight += weight;
+			return;
+		}
+	}
+}
+
+static void sb_add(struct sbuf *b, const char *s, size_t n)
+{
+	xgrow((void **)&b->s, &b->cap, b->len + n + 1, 1);
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+/* Appends ";name" (or "name" first), with ';' and line breaks in names made harmless. */
+static void sb_frame(struct sbuf *b, const char *name, bool kernel)
+{
+	size_t start;
+	char *c;
+
+	if (b->len)
+		sb_add(b, ";", 1);
+	start = b->len;
+	sb_add(b, name, strlen(name));
+	for (c = b->s + start; *c; c++)
+		if (*c == ';')
+			*c = ':';
+		else if (*c == '\n' || *c == '\r')
+			*c = ' ';
+	if (kernel)
+		sb_add(b, "_[k]", 4);
+}
+
+/* The innermost kernel frames of a stack taken from a tracepoint are the tracing
+ * machinery (the BPF program, its runner, the tracepoint's iterator): not the thread's. */
+static bool is_tracing_frame(const char *name)
+{
+	static const char *const prefixes[] = { "bpf_prog_", "bpf_trace_run", "__traceiter_",
+						"__bpf_trace_", "bpf_get_stack", "perf_trace_" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(prefixes); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+/* Where an interrupt's or a softirq's own frames end: below is whatever it interrupted. */
+static bool is_irq_root(const char *name)
+{
+	return !strncmp(name, "asm_", 4) || !strcmp(name, "handle_softirqs") ||
+	       !strcmp(name, "__do_softirq") || !strcmp(name, "run_ksoftirqd");
+}
+
+/* Frames of a stack, outermost first (outer = true) or innermost first; irq: an interrupt's
+ * kernel stack, cut at its entry. */
+static void sb_stack(struct sbuf *b, const struct trace *t, const struct flame_namer *n,
+		     uint64_t id, uint32_t pid, uint64_t ts, bool kernel, bool outer, bool irq)
+{
+	const struct trace_stack *st = trace__stack(t, id);
+	uint32_t i, nr, skip = 0;
+
+	if (!st)
+		return;
+	nr = st->nr;
+	while (kernel && skip < nr && is_tracing_frame(n->kernel(n->ctx, st->ips[skip])))
+		skip++;
+	if (irq)
+		for (i = skip; i < nr; i++)
+			if (is_irq_root(n->kernel(n->ctx, st->ips[i]))) {
+				nr = i + 1;
+				break;
+			}
+	for (i = 0; i < nr - skip; i++) {
+		uint64_t ip = st->ips[outer ? nr - 1 - i : skip + i];
+
+		sb_frame(b, kernel ? n->kernel(n->ctx, ip) : n->user(n->ctx, pid, ts, ip), kernel);
+	}
+}
+
+static void waker_label(struct sbuf *b, const struct gkey *k, const struct flame_namer *n)
+{
+	char buf[96];
+
+	switch (k->wkind) {
+	case WAKE_TASK:
+		sb_frame(b, k->wname[0] ? k->wname : "?", false);
+		return;
+	case WAKE_SOFTIRQ:
+		snprintf(buf, sizeof(buf), "[softirq %s]", blocking__softirq_name(k->wdetail));
+		break;
+	case WAKE_HARDIRQ:
+		snprintf(buf, sizeof(buf), "[hardirq %u %s]", k->wdetail, k->wname);
+		break;
+	case WAKE_HRTIMER:
+	case WAKE_TIMER:
+		snprintf(buf, sizeof(buf), "[timer %s]", n->kernel(n->ctx, k->wfunc));
+		break;
+	default:
+		snprintf(buf, sizeof(buf), "[unknown]");
+	}
+	sb_frame(b, buf, false);
+}
+
+static bool thread_ok(const struct trace *t, const struct flame_filter *f, uint32_t tid,
+		      uint32_t pid)
+{
+	const struct trace_thread *th;
+
+	if (!f)
+		return true;
+	if ((f->pid && pid != (uint32_t)f->pid) || (f->tid && tid != (uint32_t)f->tid))
+		return false;
+	if (f->comm) {
+		th = trace__thread(t, tid);
+		return th && !strcmp(th->comm, f->comm);
+	}
+	return true;
+}
+
+static void collect(const struct trace *t, enum flame_kind kind, const struct flame_filter *f,
+		    struct groups *gs)
+{
+	struct block_filter bf = { 0 };
+	struct block_report r;
+	size_t i;
+
+	if (kind == FLAME_ON) {
+		for (i = 0; i < t->nr_ev; i++) {
+			const struct rec *e = t->ev[i];
+			struct gkey k;
+
+			if (e->h.type != REC_SAMPLE || !thread_ok(t, f, e->h.tid, e->h.pid))
+				continue;
+			memset(&k, 0, sizeof(k));
+			k.tid = e->h.tid;
+			k.pid = e->h.pid;
+			k.ustack = e->sample.ustack;
+			k.kstack = e->sample.kstack;
+			add(gs, &k, e->h.ts, 1);
+		}
+		return;
+	}
+	if (f) {
+		bf.pid = f->pid;
+		bf.tid = f->tid;
+		bf.comm = f->comm;
+	}
+	blocking__analyze(t, &bf, &r);
+	for (i = 0; i < r.nr; i++) {
+		const struct block_episode *ep = &r.eps[i];
+		uint64_t us = (ep->end_ns - ep->start_ns) / 1000;
+		struct gkey k;
+
+		if (!us)
+			continue;
+		memset(&k, 0, sizeof(k));
+		k.tid = ep->tid;
+		k.pid = ep->pid;
+		k.ustack = ep->ustack;
+		k.kstack = ep->kstack;
+		if (kind == FLAME_WAKE) {
+			k.wkind = ep->wake_kind;
+			k.wk = ep->waker_kstack;
+			k.wu = ep->waker_ustack;
+			switch (ep->wake_kind) {
+			case WAKE_TASK:
+				k.waker_tid = ep->waker_tid;
+				memcpy(k.wname, ep->waker_name, sizeof(k.wname));
+				break;
+			case WAKE_HARDIRQ:
+				memcpy(k.wname, ep->waker_name, sizeof(k.wname));
+				/* fall through */
+			case WAKE_SOFTIRQ:
+				k.wdetail = ep->wake_detail;
+				break;
+			case WAKE_HRTIMER:
+			case WAKE_TIMER:
+				k.wfunc = ep->wake_func;
+				break;
+			}
+		}
+		add(gs, &k, ep->start_ns, us);
+	}
+	block_report__free(&r);
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(((const struct flame_line *)a)->stack, ((const struct flame_line *)b)->stack);
+}
+
+void flame__build(const struct trace *t, enum flame_kind kind, const struct flame_filter *f,
+		  const struct flame_namer *n, struct flame *out)
+{
+	struct groups gs = { 0 };
+	struct u64map lines = { 0 };
+	struct sbuf b = { 0 };
+	size_t i, cap = 0;
+
+	memset(out, 0, sizeof(*out));
+	collect(t, kind, f, &gs);
+	for (i = 0; i < gs.nr; i++) {
+		const struct group *g = &gs.g[i];
+		const struct trace_thread *th = trace__thread(t, g->k.tid);
+		uint64_t h;
+
+		b.len = 0;
+		sb_frame(&b, th && th->comm[0] ? th->comm : "?", false);
+		sb_stack(&b, t, n, g->k.ustack, g->k.pid, g->ts, false, true, false);
+		sb_stack(&b, t, n, g->k.kstack, g->k.pid, g->ts, true, true, false);
+		if (kind == FLAME_WAKE) {
+			sb_frame(&b, "--", false);
+			sb_stack(&b, t, n, g->k.wk, 0, g->ts, true, false,
+				 g->k.wkind != WAKE_TASK);
+			if (g->k.wkind == WAKE_TASK) {
+				const struct trace_thread *w = trace__thread(t, g->k.waker_tid);
+
+				sb_stack(&b, t, n, g->k.wu, w ? w->pid : 0, g->ts, false, false,
+					 false);
+			}
+			waker_label(&b, &g->k, n);
+		}
+		out->total += g->weight;
+		for (h = hash_bytes(b.s, b.len);; h++) {
+			bool created;
+			uint64_t *slot = u64map__slot(&lines, h, &created);
+
+			if (created) {
+				xgrow((void **)&out->lines, &cap, out->nr + 1, sizeof(*out->lines));
+				*slot = out->nr;
+				out->lines[out->nr].stack = xstrdup(b.s);
+				out->lines[out->nr++].weight = g->weight;
+				break;
+			}
+			if (!strcmp(out->lines[*slot].stack, b.s)) {
+				out->lines[*slot].weight += g->weight;
+				break;
+			}
+		}
+	}
+	if (out->nr)
+		qsort(out->lines, out->nr, sizeof(*out->lines), cmp_line);
+	free(b.s);
+	free(gs.g);
+	u64map__free(&gs.idx);
+	u64map__free(&lines);
+}
+
+void flame__free(struct flame *fl)
+{
+	size_t i;
+
+	for (i = 0; i < fl->nr; i++)
+		free(fl->lines[i].stack);
+	free(fl->lines);
+	memset(fl, 0, sizeof(*fl));
+}

@@ -1,0 +1,213 @@
+/* One symbolizer per maps snapshot saved in the trace, created on first use; every answer
+ * cached by (snapshot, address). An object whose build-id differs from the recorded one is
+ * reported once: its frames may be misnamed. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proc/maps.h"
+#include "symbol/dso.h"
+#include "symbol/symbolizer.h"
+#include "trace/symbols.h"
+#include "trace/trace.h"
+#include "trace/u64map.h"
+#include "util/util.h"
+
+struct snap {
+	struct proc_maps *maps;
+	struct symbolizer *sym;
+	bool tried;
+};
+
+struct trace_symbols {
+	const struct trace *t;
+	struct snap *snaps; /* parallel to t->maps */
+	struct ksyms *ksyms;
+	bool ksyms_tried;
+	struct u64map cache; /* hash of (snapshot, address) -> index in names */
+	char **names;
+	size_t nr_names, cap_names;
+	uint64_t *keys_snap, *keys_addr; /* to tell hash collisions apart */
+};
+
+struct trace_symbols *trace_symbols__new(const struct trace *t)
+{
+	struct trace_symbols *s = xcalloc(1, sizeof(*s));
+
+	s->t = t;
+	s->snaps = xcalloc(t->nr_maps + 1, sizeof(*s->snaps));
+	return s;
+}
+
+void trace_symbols__delete(struct trace_symbols *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->t->nr_maps; i++) {
+		symbolizer__delete(s->snaps[i].sym);
+		proc_maps__delete(s->snaps[i].maps);
+	}
+	for (i = 0; i < s->nr_names; i++)
+		free(s->names[i]);
+	free(s->names);
+	free(s->keys_snap);
+	free(s->keys_addr);
+	free(s->snaps);
+	ksyms__delete(s->ksyms);
+	u64map__free(&s->cache);
+	free(s);
+}
+
+static void check_build_ids(const struct trace_maps *tm, struct proc_maps *maps)
+{
+	static struct u64map warned;
+	const char *p = tm->build_ids, *end = tm->build_ids + tm->build_ids_len;
+	size_t i;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', end - p), *sp;
+		char id[128], path[4096];
+
+		if (!nl)
+			break;
+		sp = memchr(p, ' ', nl - p);
+		if (sp && sp - p < (long)sizeof(id) && nl - sp - 1 < (long)sizeof(path)) {
+			memcpy(id, p, sp - p);
+			id[sp - p] = '\0';
+			memcpy(path, sp + 1, nl - sp - 1);
+			path[nl - sp - 1] = '\0';
+			for (i = 0; i < maps->nr; i++) {
+				const char *now;
+				struct dso *d;
+				uint64_t h = 1469598103934665603ull;
+				const char *c;
+				bool created;
+
+				if (!maps->maps[i].path || strcmp(maps->maps[i].path, path))
+					continue;
+				d = dso__get(0, &maps->maps[i]);
+				now = d ? dso__build_id(d) : NULL;
+				for (c = path; *c; c++)
+					h = (h ^ (unsigned char)*c) * 1099511628211ull;
+				if (now && strcmp(now, id)) {
+					u64map__slot(&warned, h, &created);
+					if (created)
+						warning("%s changed since the recording (build-id %s, "
+							"recorded %s): its frames may be misnamed",
+							path, now, id);
+				}
+				dso__put(d);
+				break;
+			}
+		}
+		p = nl + 1;
+	}
+}
+
+static struct snap *snap_for(struct trace_symbols *s, uint32_t pid, uint64_t ts, size_t *idx)
+{
+	const struct trace_maps *tm = trace__maps(s->t, pid, ts);
+	struct snap *sn;
+
+	if (!tm)
+		return NULL;
+	*idx = tm - s->t->maps;
+	sn = &s->snaps[*idx];
+	if (!sn->tried) {
+		sn->tried = true;
+		sn->maps = proc_maps__parse(pid, tm->text, tm->len);
+		if (sn->maps) {
+			sn->sym = symbolizer__new(0, sn->maps);
+			check_build_ids(tm, sn->maps);
+		}
+	}
+	return sn->sym ? sn : NULL;
+}
+
+static const char *intern(struct trace_symbols *s, uint64_t snap, uint64_t addr, const char *name)
+{
+	uint64_t key = (snap * 0x9e3779b97f4a7c15ull) ^ addr;
+
+	for (;;) {
+		bool created;
+		uint64_t *slot = u64map__slot(&s->cache, key, &created);
+
+		if (created) {
+			xgrow((void **)&s->names, &s->cap_names, s->nr_names + 1, sizeof(*s->names));
+			s->keys_snap = xrealloc(s->keys_snap, s->cap_names * sizeof(uint64_t));
+			s->keys_addr = xrealloc(s->keys_addr, s->cap_names * sizeof(uint64_t));
+			*slot = s->nr_names;
+			s->names[s->nr_names] = xstrdup(name);
+			s->keys_snap[s->nr_names] = snap;
+			s->keys_addr[s->nr_names] = addr;
+			return s->names[s->nr_names++];
+		}
+		if (s->keys_snap[*slot] == snap && s->keys_addr[*slot] == addr)
+			return s->names[*slot];
+		key++;
+	}
+}
+
+static const char *lookup(struct trace_symbols *s, uint64_t snap, uint64_t addr)
+{
+	uint64_t key = (snap * 0x9e3779b97f4a7c15ull) ^ addr, i;
+
+	while (u64map__get(&s->cache, key, &i)) {
+		if (s->keys_snap[i] == snap && s->keys_addr[i] == addr)
+			return s->names[i];
+		key++;
+	}
+	return NULL;
+}
+
+const char *trace_symbols__user(struct trace_symbols *s, uint32_t pid, uint64_t ts,
+				uint64_t addr)
+{
+	struct sym_result r;
+	struct snap *sn;
+	size_t idx = 0;
+	const char *name, *base;
+	char buf[512];
+
+	sn = snap_for(s, pid, ts, &idx);
+	if (!sn)
+		return "[unknown]";
+	name = lookup(s, idx + 1, addr);
+	if (name)
+		return name;
+	symbolizer__resolve(sn->sym, addr, &r);
+	if (r.symbol) {
+		name = r.symbol;
+	} else if (r.module && strcmp(r.module, "[unknown]")) {
+		base = strrchr(r.module, '/');
+		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base ? base + 1 : r.module, r.offset);
+		name = buf;
+	} else {
+		name = "[unknown]";
+	}
+	return intern(s, idx + 1, addr, name);
+}
+
+const char *trace_symbols__kernel(struct trace_symbols *s, uint64_t addr)
+{
+	const char *name;
+	char buf[32];
+
+	name = lookup(s, 0, addr);
+	if (name)
+		return name;
+	if (!s->ksyms_tried) {
+		s->ksyms_tried = true;
+		if (s->t->kallsyms)
+			s->ksyms = ksyms__parse(s->t->kallsyms, s->t->kallsyms_len);
+	}
+	name = s->ksyms ? ksyms__resolve(s->ksyms, addr, NULL, NULL) : NULL;
+	if (!name) {
+		snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
+		name = buf;
+	}
+	return intern(s, 0, addr, name);
+}
