@@ -132,7 +132,7 @@ deps:
 demo: deps all
 	$(Q)scripts/demo.sh
 
-check: deps all static $(UNIT_BINS)
+check: deps all static $(UNIT_BINS) fuzz-bins
 	$(Q)scripts/check.sh
 
 # Sanitizer build of everything, then the whole suite against it.
@@ -141,8 +141,23 @@ asan:
 		build-asan/srvscope fixtures demo-bins $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BINS))
 	$(Q)BUILD=build-asan SRVSCOPE_NO_STATIC=1 scripts/check.sh
 
-fuzz:
-	$(Q)scripts/fuzz.sh
+# Fuzz targets: libFuzzer binaries over the library built with clang and ASan.
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZOBJS  := $(LIBOBJS:$(BUILD)/src/%=$(BUILD)/fuzzobj/src/%)
+FUZZFLAGS := -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer
+$(BUILD)/fuzzobj/src/%.o: src/%.c $(SKELS) | $(BUILD)/vmlinux.h
+	$(call msg,FUZZCC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(CPPFLAGS) -std=gnu11 -pthread $(FUZZFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZOBJS)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(CPPFLAGS) -std=gnu11 -pthread $(FUZZFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZOBJS) $(LIBS)
+fuzz-bins: $(FUZZ_BINS)
+
+# Fuzz every target for FUZZ_SECONDS (default 60) each.
+fuzz: fuzz-bins
+	$(Q)FUZZ_SECONDS=$${FUZZ_SECONDS:-60} scripts/fuzz.sh
 
 format:
 	$(Q)clang-format -i $(SRCS) $(wildcard src/*/*.h src/*.h)
@@ -150,5 +165,5 @@ format:
 clean:
 	$(Q)rm -rf build build-asan
 
-.PHONY: all static fixtures demo-bins deps demo check asan fuzz format clean
+.PHONY: all static fixtures demo-bins deps demo check asan fuzz fuzz-bins format clean
 -include $(OBJS:.o=.d)
