@@ -4,6 +4,7 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-build}
 SRVSCOPE=${SRVSCOPE:-$TOP/$BUILD/srvscope}
 FIXTURES=${FIXTURES:-$TOP/$BUILD/fixtures}
+BENCH_PIDS=""
 OUT=$(mktemp -d /tmp/srvscope-bench.XXXXXX)
 trap 'kill $BENCH_PIDS 2>/dev/null; rm -rf "$OUT"' EXIT
 
