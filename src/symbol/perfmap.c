@@ -113,7 +113,8 @@ static struct perfmap *parse_owned(char *text, size_t len)
 	next:
 		p = nl + 1;
 	}
-	qsort(pm->e, pm->nr, sizeof(*pm->e), cmp_entry);
+	if (pm->nr)
+		qsort(pm->e, pm->nr, sizeof(*pm->e), cmp_entry);
 	/* Code regenerated at the same address: only the newest entry matters. */
 	for (i = 0, out = 0; i < pm->nr; i++)
 		if (!out || pm->e[out - 1].start != pm->e[i].start)
