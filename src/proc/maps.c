@@ -48,8 +48,9 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
-static int parse_line(const char *line, struct map_entry *m)
+static int parse_line(const char *text, size_t len, struct map_entry *m)
 {
+	char line[4096 + 256];
 	char perms[8] = "";
 	int pathpos = 0;
 	unsigned long long start, end, off, ino;
@@ -57,6 +58,11 @@ static int parse_line(const char *line, struct map_entry *m)
 	const char *path;
 	size_t plen;
 
+	/* sscanf's whitespace would run past the newline of an anonymous map's line. */
+	if (len >= sizeof(line))
+		len = sizeof(line) - 1;
+	memcpy(line, text, len);
+	line[len] = '\0';
 	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off, &maj, &min,
 		   &ino, &pathpos) < 7)
 		return -EINVAL;
@@ -94,7 +100,7 @@ struct proc_maps *proc_maps__parse(pid_t pid, const char *text, size_t len)
 {
 	struct proc_maps *pm = xcalloc(1, sizeof(*pm));
 	size_t cap = 0;
-	const char *p = text, *end = text + len;
+	const char *p, *end;
 
 	pm->pid = pid;
 	pm->text = xmalloc(len + 1);
@@ -109,7 +115,7 @@ struct proc_maps *proc_maps__parse(pid_t pid, const char *text, size_t len)
 
 		if (!nl)
 			nl = end;
-		if (parse_line(p, &m) == 0) {
+		if (parse_line(p, nl - p, &m) == 0) {
 			xgrow((void **)&pm->maps, &cap, pm->nr + 1, sizeof(m));
 			pm->maps[pm->nr++] = m;
 		}

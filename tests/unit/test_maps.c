@@ -1,0 +1,51 @@
+/* The /proc/PID/maps parser on fixed text and on our own process. */
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "proc/maps.h"
+#include "unit.h"
+
+static const char text[] =
+	"00400000-00452000 r-xp 00000000 08:02 173521      /usr/bin/dbus-daemon\n"
+	"00e03000-00e24000 rw-p 00000000 00:00 0           [heap]\n"
+	"7f0000000000-7f0000021000 rw-p 00000000 00:00 0 \n"
+	"7f2c4f000000-7f2c4f200000 r-xp 00028000 fd:01 42  /tmp/lib with space.so (deleted)\n"
+	"7ffc1a000000-7ffc1a021000 rw-p 00000000 00:00 0   [stack]\n"
+	"garbage line\n"
+	"7fff00000000-7fff00002000 r-xs 00001000 00:05 7";
+
+int main(void)
+{
+	struct proc_maps *pm = proc_maps__parse(7, text, sizeof(text) - 1), *self;
+	struct map_entry *m;
+
+	is_int(pm->nr, 6, "six entries, garbage skipped");
+	is_str(pm->maps[0].path, "/usr/bin/dbus-daemon", "path");
+	ok(pm->maps[0].prot == (PROT_READ | PROT_EXEC), "permissions");
+	is_str(pm->maps[2].path, NULL, "anonymous map has no path (not the next line)");
+	is_str(pm->maps[3].path, "/tmp/lib with space.so", "spaces kept, (deleted) removed");
+	ok(pm->maps[3].deleted, "deleted flagged");
+	is_int(pm->maps[3].pgoff, 0x28000, "offset");
+	is_int(pm->maps[3].dev_major, 0xfd, "device");
+	is_int(pm->maps[3].inode, 42, "inode");
+	ok(pm->maps[5].shared && pm->maps[5].path == NULL, "last line without newline, shared");
+	m = proc_maps__find(pm, 0x7f2c4f000123);
+	ok(m == &pm->maps[3], "lookup inside a map");
+	ok(proc_maps__find(pm, 0x00452000) == NULL, "end is exclusive");
+	ok(proc_maps__find(pm, 0x00400000) == &pm->maps[0], "start is inclusive");
+	proc_maps__delete(pm);
+
+	self = proc_maps__read(getpid());
+	ok(self && self->nr > 5, "own maps read");
+	m = self ? proc_maps__find(self, (uint64_t)(uintptr_t)&main) : NULL;
+	ok(m && (m->prot & PROT_EXEC) && m->path, "main is in an executable file map");
+	ok(self && !proc_maps__changed(self), "unchanged maps detected as unchanged");
+	{
+		void *p = mmap(NULL, 4096 * 3, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		ok(self && proc_maps__changed(self), "a new mapping is a change");
+		munmap(p, 4096 * 3);
+	}
+	proc_maps__delete(self);
+	return done_testing();
+}
