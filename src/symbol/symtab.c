@@ -26,8 +26,9 @@ struct symtab {
 
 /* Among symbols at one address: a function over a bare label, a global over a weak over a
  * local alias, a sized symbol over an unsized one, then the name with fewer leading
- * underscores ("malloc" over "__libc_malloc"). Names break the remaining ties, so the
- * choice does not depend on table order. */
+ * underscores ("malloc" over "__libc_malloc"), and never glibc's internal "__GI_" alias
+ * when the public name is there too (what gdb shows). Names break the remaining ties, so
+ * the choice does not depend on table order. */
 static uint32_t sym_rank(const GElf_Sym *s, const char *name)
 {
 	int type = GELF_ST_TYPE(s->st_info), bind = GELF_ST_BIND(s->st_info);
@@ -41,6 +42,8 @@ static uint32_t sym_rank(const GElf_Sym *s, const char *name)
 		r |= 1u << 10;
 	if (s->st_size)
 		r |= 1u << 9;
+	if (strncmp(name, "__GI_", 5))
+		r |= 1u << 8;
 	while (name[us] == '_' && us < 255)
 		us++;
 	return r | (255 - us);
