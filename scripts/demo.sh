@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# 'make demo': runs the bundled demo server under load from the demo client, shows its threads
+# with 'srvscope stacks', then stops both. Exit status: that of srvscope.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+CONNECTIONS=8
+tmp=$(mktemp -d /tmp/srvscope-demo.XXXXXX)
+server_pid=
+client_pid=
+scope_pid=
+
+# stop PID: asks politely, then insists; also resumes it in case a tracer left it stopped.
+stop() {
+	local pid=$1 i
+	kill -0 "$pid" 2>/dev/null || return 0
+	kill -CONT "$pid" 2>/dev/null
+	kill -INT "$pid" 2>/dev/null
+	for i in $(seq 50); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+}
+
+cleanup() {
+	[ -n "$scope_pid" ] && stop "$scope_pid"
+	[ -n "$client_pid" ] && stop "$client_pid"
+	[ -n "$server_pid" ] && stop "$server_pid"
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+for bin in srvscope demo-server demo-client; do
+	if [ ! -x "$BUILD/$bin" ]; then
+		echo "demo: $BUILD/$bin is missing: run 'make all' first" >&2
+		exit 1
+	fi
+done
+
+# Port 0: the kernel picks a free port, so the demo never collides with another server.
+"$BUILD/demo-server" -p 0 -l "$tmp/server.log" >"$tmp/server.out" 2>"$tmp/server.err" &
+server_pid=$!
+for i in $(seq 100); do
+	grep -q ready "$tmp/server.out" && break
+	if ! kill -0 "$server_pid" 2>/dev/null || [ "$i" -eq 100 ]; then
+		echo "demo: demo-server did not start:" >&2
+		cat "$tmp/server.err" >&2
+		exit 1
+	fi
+	sleep 0.05
+done
+port=$(sed -n 's/^demo-server: listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$tmp/server.err")
+
+"$BUILD/demo-client" -p "$port" -c "$CONNECTIONS" -d 600 >"$tmp/client.out" 2>"$tmp/client.err" &
+client_pid=$!
+sleep 1 # let the load settle
+if ! kill -0 "$client_pid" 2>/dev/null; then
+	echo "demo: demo-client stopped early:" >&2
+	cat "$tmp/client.err" >&2
+	exit 1
+fi
+
+echo "demo: demo-server (pid $server_pid) on 127.0.0.1:$port, under load from $CONNECTIONS connections"
+echo "demo: \$ srvscope stacks -p $server_pid"
+# In the background so that a signal to this script is handled (trap) while srvscope runs.
+"$BUILD/srvscope" stacks -p "$server_pid" 2>"$tmp/srvscope.err" &
+scope_pid=$!
+wait "$scope_pid"
+status=$?
+scope_pid=
+cat "$tmp/srvscope.err" >&2
+if [ "$status" -ne 0 ]; then
+	if grep -q "not built yet" "$tmp/srvscope.err"; then
+		echo "demo: this build of srvscope does not have 'stacks' yet; stopping the demo" >&2
+	else
+		echo "demo: srvscope stacks failed (exit status $status); stopping the demo" >&2
+	fi
+fi
+
+stop "$client_pid"
+client_pid=
+echo "demo: client: $(cat "$tmp/client.out")"
+stop "$server_pid"
+server_pid=
+grep -v 'listening on' "$tmp/server.err" | sed 's/^/demo: server: /'
+exit "$status"
