@@ -39,7 +39,7 @@ static struct {
 	pthread_cond_t nonempty;
 	struct conn *head, *tail;
 	int closed;
-} queue = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+} queue = {.lock = PTHREAD_MUTEX_INITIALIZER, .nonempty = PTHREAD_COND_INITIALIZER};
 
 /* The shared state every request updates: one global lock, on purpose. */
 static struct {
@@ -47,13 +47,13 @@ static struct {
 	unsigned long hits[TABLE_SIZE];
 	unsigned long requests;
 	unsigned long checksum; /* of all slots, recomputed under the lock by every request */
-} table = {PTHREAD_MUTEX_INITIALIZER};
+} table = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static struct {
 	pthread_mutex_t lock;
 	struct conn *head;
 	unsigned long accepted;
-} conns = {PTHREAD_MUTEX_INITIALIZER};
+} conns = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static int epoll_fd, listen_fd, stop_fd; /* stop_fd: eventfd that ends the acceptor */
 static volatile int stopping;
