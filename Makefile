@@ -1,5 +1,6 @@
 # srvscope build. Quiet unless V=1. See README.md for the two commands.
 .DELETE_ON_ERROR:
+.SECONDARY:
 .SUFFIXES:
 
 BUILD    ?= build
