@@ -7,8 +7,9 @@ need_root
 ROUNDS=${CHURN_ROUNDS:-200}
 start_fixture "$FIXTURES/churn" || { ok 1 "churn fixture starts"; done_testing; }
 base=$(ls /proc/"$FPID"/task | wc -l)
-creators=$(cat /proc/"$FPID"/task/*/comm 2>/dev/null | grep -c '^creator' || true)
+creators=$(cat /proc/"$FPID"/task/*/comm 2>/dev/null | grep -c '^churn-creator' || true)
 diag "churn pid $FPID, $creators creator threads"
+check "churn has its long-lived creator threads" [ "$creators" -gt 0 ]
 bad_alive=0 bad_traced=0 bad_stopped=0 bad_lost=0 completed=0 killed=0
 for i in $(seq 1 "$ROUNDS"); do
 	if [ $((i % 2)) -eq 0 ]; then
@@ -26,7 +27,7 @@ for i in $(seq 1 "$ROUNDS"); do
 	[ "$(tracer_of "$FPID")" = 0 ] || bad_traced=$((bad_traced + 1))
 	# A thread in ptrace-stop shows 't', in group-stop 'T'.
 	case "$(states_of "$FPID")" in *t* | *T*) bad_stopped=$((bad_stopped + 1)) ;; esac
-	c=$(cat /proc/"$FPID"/task/*/comm 2>/dev/null | grep -c '^creator' || true)
+	c=$(cat /proc/"$FPID"/task/*/comm 2>/dev/null | grep -c '^churn-creator' || true)
 	[ "$c" -ge "$creators" ] || bad_lost=$((bad_lost + 1))
 done
 diag "$completed completed snapshots, $killed killed mid-way"
