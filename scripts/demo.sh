@@ -65,14 +65,25 @@ if ! kill -0 "$client_pid" 2>/dev/null; then
 fi
 
 echo "demo: demo-server (pid $server_pid) on 127.0.0.1:$port, under load from $CONNECTIONS connections"
-echo "demo: \$ srvscope stacks -p $server_pid"
-# In the background so that a signal to this script is handled (trap) while srvscope runs.
-"$BUILD/srvscope" stacks -p "$server_pid" 2>"$tmp/srvscope.err" &
-scope_pid=$!
-wait "$scope_pid"
-status=$?
-scope_pid=
-cat "$tmp/srvscope.err" >&2
+# run_scope ARGS...: srvscope in the background, so that a signal to this script is
+# handled (trap) while it runs.
+run_scope() {
+	echo
+	echo "demo: \$ srvscope $*"
+	"$BUILD/srvscope" "$@" 2>"$tmp/srvscope.err" &
+	scope_pid=$!
+	wait "$scope_pid"
+	status=$?
+	scope_pid=
+	cat "$tmp/srvscope.err" >&2
+}
+run_scope stacks -p "$server_pid"
+if [ "$status" -eq 0 ]; then
+	# Twenty snapshots 50 ms apart: where the workers spend their time, by share.
+	run_scope stacks -p "$server_pid" -n 20 -i 50 >"$tmp/agg.txt"
+	head -40 "$tmp/agg.txt"
+	[ "$(wc -l <"$tmp/agg.txt")" -gt 40 ] && echo "    ..."
+fi
 if [ "$status" -ne 0 ]; then
 	if grep -q "not built yet" "$tmp/srvscope.err"; then
 		echo "demo: this build of srvscope does not have 'stacks' yet; stopping the demo" >&2
