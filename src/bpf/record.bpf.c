@@ -164,7 +164,9 @@ static __always_inline __u64 take_stack(void *ctx, bool user, __u32 slot)
 	return h;
 }
 
-static __always_inline struct rec *rec_reserve(__u16 type, __u32 tid, __u32 pid)
+/* ts is taken when the program starts: stack walks come before the reservation and would
+ * otherwise delay the timestamps of exactly the events that have stacks. */
+static __always_inline struct rec *rec_reserve(__u64 ts, __u16 type, __u32 tid, __u32 pid)
 {
 	struct rec *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 
@@ -173,7 +175,7 @@ static __always_inline struct rec *rec_reserve(__u16 type, __u32 tid, __u32 pid)
 		return NULL;
 	}
 	__builtin_memset(r, 0, sizeof(*r));
-	r->h.ts = bpf_ktime_get_ns();
+	r->h.ts = ts;
 	r->h.type = type;
 	r->h.cpu = bpf_get_smp_processor_id();
 	r->h.tid = tid;
@@ -307,6 +309,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
+	__u64 ts;
 	__u32 prev_tgid = BPF_CORE_READ(prev, tgid), next_tgid = BPF_CORE_READ(next, tgid);
 	bool prev_t = is_target(prev_tgid), next_t = is_target(next_tgid);
 	__u64 kstack = 0, ustack = 0;
@@ -316,6 +319,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 
 	if (!prev_t && !next_t)
 		return 0;
+	ts = bpf_ktime_get_ns();
 	if (preempt)
 		prev_state = TASK_RUNNING;
 	if (prev_t) {
@@ -333,7 +337,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 				sc->blocked = 1;
 		}
 	}
-	r = rec_reserve(REC_SWITCH, BPF_CORE_READ(prev, pid), prev_tgid);
+	r = rec_reserve(ts, REC_SWITCH, BPF_CORE_READ(prev, pid), prev_tgid);
 	if (!r)
 		return 0;
 	r->h.aux = prev_state;
@@ -353,6 +357,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 SEC("tp_btf/sched_waking")
 int BPF_PROG(sched_waking, struct task_struct *p)
 {
+	__u64 ts;
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	struct task_struct *cur;
 	struct irq_level *l = NULL;
@@ -363,6 +368,7 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 
 	if (!is_target(tgid))
 		return 0;
+	ts = bpf_ktime_get_ns();
 	c = ctx_get();
 	if (c) {
 		d = c->depth;
@@ -384,7 +390,7 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 		if (!l && is_user_task(cur))
 			ustack = take_stack(ctx, true, 0);
 	}
-	r = rec_reserve(REC_WAKING, BPF_CORE_READ(p, pid), tgid);
+	r = rec_reserve(ts, REC_WAKING, BPF_CORE_READ(p, pid), tgid);
 	if (!r)
 		return 0;
 	r->h.aux = kind;
@@ -406,12 +412,14 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 
 static __always_inline int emit_wakeup(struct task_struct *p, __u16 type)
 {
+	__u64 ts;
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	struct rec *r;
 
 	if (!is_target(tgid))
 		return 0;
-	r = rec_reserve(type, BPF_CORE_READ(p, pid), tgid);
+	ts = bpf_ktime_get_ns();
+	r = rec_reserve(ts, type, BPF_CORE_READ(p, pid), tgid);
 	if (!r)
 		return 0;
 	r->h.aux = BPF_CORE_READ(p, thread_info.cpu);
@@ -438,6 +446,7 @@ int BPF_PROG(sched_wakeup_new, struct task_struct *p)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct *child)
 {
+	__u64 ts = bpf_ktime_get_ns();
 	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
 	__u8 one = 1;
 	struct rec *r;
@@ -446,7 +455,7 @@ int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct 
 		return 0;
 	if (!filter_all && ctgid != ptgid)
 		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
-	r = rec_reserve(REC_FORK, BPF_CORE_READ(child, pid), ctgid);
+	r = rec_reserve(ts, REC_FORK, BPF_CORE_READ(child, pid), ctgid);
 	if (!r)
 		return 0;
 	r->h.aux = BPF_CORE_READ(parent, pid);
@@ -459,6 +468,7 @@ int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
+	__u64 ts = bpf_ktime_get_ns();
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	const char *fn;
 	struct rec *r;
@@ -466,7 +476,7 @@ int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid, struct li
 
 	if (!is_target(tgid))
 		return 0;
-	r = rec_reserve(REC_EXEC, BPF_CORE_READ(p, pid), tgid);
+	r = rec_reserve(ts, REC_EXEC, BPF_CORE_READ(p, pid), tgid);
 	if (!r)
 		return 0;
 	r->h.aux = old_pid;
@@ -490,12 +500,13 @@ int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid, struct li
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(sched_process_exit, struct task_struct *p, bool group_dead)
 {
+	__u64 ts = bpf_ktime_get_ns();
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	struct rec *r;
 
 	if (!is_target(tgid))
 		return 0;
-	r = rec_reserve(REC_EXIT, BPF_CORE_READ(p, pid), tgid);
+	r = rec_reserve(ts, REC_EXIT, BPF_CORE_READ(p, pid), tgid);
 	if (!r)
 		return 0;
 	r->h.aux = BPF_CORE_READ(p, exit_code);
@@ -508,12 +519,13 @@ int BPF_PROG(sched_process_exit, struct task_struct *p, bool group_dead)
 SEC("tp_btf/task_rename")
 int BPF_PROG(task_rename, struct task_struct *p, const char *comm)
 {
+	__u64 ts = bpf_ktime_get_ns();
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	struct rec *r;
 
 	if (!is_target(tgid))
 		return 0;
-	r = rec_reserve(REC_COMM, BPF_CORE_READ(p, pid), tgid);
+	r = rec_reserve(ts, REC_COMM, BPF_CORE_READ(p, pid), tgid);
 	if (!r)
 		return 0;
 	bpf_probe_read_kernel_str(r->task.comm, sizeof(r->task.comm), comm);
@@ -548,7 +560,7 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), ts;
 	struct sc_state *sc;
 	struct rec *r;
 
@@ -560,7 +572,8 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 	sc->active = 0;
 	if (!sc->blocked && !syscalls_all)
 		return 0;
-	r = rec_reserve(REC_SYSCALL, (__u32)pid_tgid, pid_tgid >> 32);
+	ts = bpf_ktime_get_ns();
+	r = rec_reserve(ts, REC_SYSCALL, (__u32)pid_tgid, pid_tgid >> 32);
 	if (!r)
 		return 0;
 	r->h.aux = sc->nr;
@@ -579,16 +592,17 @@ SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u64 kstack = 0, ustack = 0;
+	__u64 kstack = 0, ustack = 0, ts;
 	struct rec *r;
 
 	if (!is_target(pid_tgid >> 32))
 		return 0;
+	ts = bpf_ktime_get_ns();
 	if (want_stacks) {
 		kstack = take_stack(ctx, false, 1);
 		ustack = take_stack(ctx, true, 1);
 	}
-	r = rec_reserve(REC_SAMPLE, (__u32)pid_tgid, pid_tgid >> 32);
+	r = rec_reserve(ts, REC_SAMPLE, (__u32)pid_tgid, pid_tgid >> 32);
 	if (!r)
 		return 0;
 	r->sample.kstack = kstack;
