@@ -43,10 +43,12 @@ skip_all() {
 need_root() { [ "$(id -u)" = 0 ] || skip_all "needs root"; }
 done_testing() { echo "1..$_n"; [ "$_failed" -eq 0 ]; exit $?; }
 
-# start_fixture NAME ARGS...: starts a fixture, waits for it to print "ready", sets FPID.
+# start_fixture NAME ARGS...: starts a fixture, waits for it to print "ready", sets FPID
+# and FOUT (the file its stdout and stderr go to).
 start_fixture() {
 	local bin=$1; shift
 	local out="$TMP/fixture.$$.$RANDOM"
+	FOUT=$out
 	"$bin" "$@" >"$out" 2>&1 &
 	FPID=$!
 	_pids="$_pids $FPID"
