@@ -12,7 +12,11 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile bool filter_all = false;	   /* -a: every task is a target */
 const volatile bool want_stacks = true;	   /* kernel and user stacks */
-const volatile bool syscalls_all = false;  /* a record for every syscall, not only blocking ones */
+const volatile bool syscalls_all = false;  /* a record for every syscall (sys_enter/exit) */
+/* Stacks taken where a thread blocked (or woke another) are reused while it blocks at the
+ * same place (same syscall, same user ip, sp and bp) for this long: walking a kernel stack
+ * costs microseconds, blocking at the same place thousands of times a second is common. */
+const volatile __u64 stack_refresh_ns = 100 * 1000 * 1000ull;
 const volatile __u64 wakeup_bytes = 1 << 20; /* wake user space past this much data */
 const volatile __u32 self_tgid = 0;	   /* srvscope itself, never a target */
 
@@ -80,21 +84,43 @@ struct {
 	__type(value, struct cpu_ctx);
 } cpu_ctxs SEC(".maps");
 
-/* The syscall a target thread is in, so that a switch-out can say what it blocked in. */
-struct sc_state {
+/* Stacks last taken at one place in a task, and where that was. */
+struct stack_cache {
+	__u64 ts, ip, sp, bp;
+	__s64 nr;
+	__u64 kstack, ustack;
+};
+
+struct task_state {
+	struct stack_cache blocked; /* as the task blocked */
+	struct stack_cache waking;  /* as it woke another */
+	/* --syscalls: the syscall in progress, written out at its exit */
 	__u64 enter_ts;
 	__u64 args[3];
 	__s32 nr;
 	__u8 active;
-	__u8 blocked;
+	__u8 blocked_in;
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct sc_state);
-} sc_states SEC(".maps");
+	__type(value, struct task_state);
+} task_states SEC(".maps");
+
+/* Kernel stacks of interrupt contexts (kind x detail), per CPU. */
+#define IRQ_CACHE 64
+struct irq_kstack_cache {
+	__u64 ts, kstack;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, IRQ_CACHE);
+	__type(key, __u32);
+	__type(value, struct irq_kstack_cache);
+} irq_stacks SEC(".maps");
 
 static __always_inline bool is_target(__u32 tgid)
 {
@@ -191,6 +217,77 @@ static __always_inline void rec_submit(struct rec *r)
 static __always_inline bool is_user_task(struct task_struct *t)
 {
 	return !(BPF_CORE_READ(t, flags) & PF_KTHREAD);
+}
+
+/* Where a user task is: its registers as it entered the kernel, and the syscall it is in
+ * (-1 when none: a task preempted or faulting in user mode). orig_ax alone cannot tell a
+ * syscall from an exception's error code, so the instruction before ip must be 'syscall'. */
+struct user_place {
+	__u64 ip, sp, bp;
+	__s64 nr;
+	__u64 args[3];
+};
+
+static __always_inline void user_place(struct task_struct *t, struct user_place *u)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	__u16 insn = 0;
+
+	u->nr = -1;
+	if (!regs)
+		return;
+	u->ip = BPF_CORE_READ(regs, ip);
+	u->sp = BPF_CORE_READ(regs, sp);
+	u->bp = BPF_CORE_READ(regs, bp);
+	u->nr = (__s64)BPF_CORE_READ(regs, orig_ax);
+	if (u->nr < 0)
+		return;
+	if (bpf_probe_read_user(&insn, sizeof(insn), (void *)(u->ip - 2)) || insn != 0x050f) {
+		u->nr = -1;
+		return;
+	}
+	u->args[0] = BPF_CORE_READ(regs, di);
+	u->args[1] = BPF_CORE_READ(regs, si);
+	u->args[2] = BPF_CORE_READ(regs, dx);
+}
+
+/* The current task's kernel and user stacks, from c when it was at the same place lately. */
+static __always_inline void task_stacks(void *ctx, bool user, const struct user_place *u,
+					struct stack_cache *c, __u64 ts, __u64 *kstack,
+					__u64 *ustack)
+{
+	if (c && c->ts && ts - c->ts < stack_refresh_ns && c->ip == u->ip && c->sp == u->sp &&
+	    c->bp == u->bp && c->nr == u->nr) {
+		*kstack = c->kstack;
+		*ustack = c->ustack;
+		return;
+	}
+	*kstack = take_stack(ctx, false, 0);
+	*ustack = user ? take_stack(ctx, true, 0) : 0;
+	if (!c)
+		return;
+	c->ts = *kstack && (*ustack || !user) ? ts : 0;
+	c->ip = u->ip;
+	c->sp = u->sp;
+	c->bp = u->bp;
+	c->nr = u->nr;
+	c->kstack = *kstack;
+	c->ustack = *ustack;
+}
+
+/* An interrupt context's kernel stack, per CPU and context, refreshed like task stacks. */
+static __always_inline __u64 irq_kstack(void *ctx, __u32 kind, __u32 detail, __u64 ts)
+{
+	__u32 key = (kind * 16 + (detail & 15)) & (IRQ_CACHE - 1);
+	struct irq_kstack_cache *c = bpf_map_lookup_elem(&irq_stacks, &key);
+
+	if (c && c->ts && ts - c->ts < stack_refresh_ns)
+		return c->kstack;
+	if (!c)
+		return take_stack(ctx, false, 0);
+	c->kstack = take_stack(ctx, false, 0);
+	c->ts = c->kstack ? ts : 0;
+	return c->kstack;
 }
 
 /* ---- interrupt, softirq and timer context, per CPU ---- */
@@ -309,33 +406,37 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	__u64 ts;
 	__u32 prev_tgid = BPF_CORE_READ(prev, tgid), next_tgid = BPF_CORE_READ(next, tgid);
 	bool prev_t = is_target(prev_tgid), next_t = is_target(next_tgid);
-	__u64 kstack = 0, ustack = 0;
-	struct sc_state *sc;
+	__u64 kstack = 0, ustack = 0, ts;
+	struct user_place u = {};
+	struct task_state *st;
 	struct rec *r;
-	__s32 nr = -1, fd = -1;
+	__s32 fd = -1;
 
 	if (!prev_t && !next_t)
 		return 0;
 	ts = bpf_ktime_get_ns();
 	if (preempt)
 		prev_state = TASK_RUNNING;
-	if (prev_t) {
-		if (want_stacks) {
-			kstack = take_stack(ctx, false, 0);
-			if (is_user_task(prev))
-				ustack = take_stack(ctx, true, 0);
-		}
-		sc = bpf_task_storage_get(&sc_states, prev, 0, 0);
-		if (sc && sc->active) {
-			nr = sc->nr;
-			if ((__s64)sc->args[0] >= -1 && (__s64)sc->args[0] < 0x7fffffff)
-				fd = (__s32)sc->args[0];
-			if (prev_state != TASK_RUNNING)
-				sc->blocked = 1;
-		}
+	/* Only blocking gets stacks: off-CPU graphs weigh blocked time; a preempted thread's
+	 * wait shows in the scheduling delays. */
+	if (prev_t && prev_state != TASK_RUNNING) {
+		bool user = is_user_task(prev);
+
+		st = bpf_task_storage_get(&task_states, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (user)
+			user_place(prev, &u);
+		else
+			u.nr = -1;
+		if (u.nr >= 0 && (__s64)u.args[0] >= -1 && (__s64)u.args[0] < 0x7fffffff)
+			fd = (__s32)u.args[0];
+		if (want_stacks)
+			task_stacks(ctx, user, &u, st ? &st->blocked : NULL, ts, &kstack, &ustack);
+		if (st && st->active)
+			st->blocked_in = 1;
+	} else {
+		u.nr = -1;
 	}
 	r = rec_reserve(ts, REC_SWITCH, BPF_CORE_READ(prev, pid), prev_tgid);
 	if (!r)
@@ -343,7 +444,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	r->h.aux = prev_state;
 	r->sw.next_tid = BPF_CORE_READ(next, pid);
 	r->sw.next_pid = next_tgid;
-	r->sw.syscall = nr;
+	r->sw.syscall = u.nr;
 	r->sw.fd = fd;
 	r->sw.kstack = kstack;
 	r->sw.ustack = ustack;
@@ -385,10 +486,17 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 		kind = l->kind;
 	/* In an interrupt the kernel stack tells the path (say, tcp_v4_rcv); the user stack
 	 * would be the interrupted task's, unrelated. */
-	if (want_stacks) {
-		kstack = take_stack(ctx, false, 0);
-		if (!l && is_user_task(cur))
-			ustack = take_stack(ctx, true, 0);
+	if (want_stacks && l) {
+		kstack = irq_kstack(ctx, l->kind, l->detail, ts);
+	} else if (want_stacks) {
+		bool user = is_user_task(cur);
+		struct user_place u = {};
+		struct task_state *st;
+
+		st = bpf_task_storage_get(&task_states, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (user)
+			user_place(cur, &u);
+		task_stacks(ctx, user, &u, st ? &st->waking : NULL, ts, &kstack, &ustack);
 	}
 	r = rec_reserve(ts, REC_WAKING, BPF_CORE_READ(p, pid), tgid);
 	if (!r)
@@ -533,17 +641,17 @@ int BPF_PROG(task_rename, struct task_struct *p, const char *comm)
 	return 0;
 }
 
-/* ---- syscalls: remembered per thread, written when one blocked (or with syscalls_all) ---- */
+/* ---- syscalls (--syscalls only: tracing every syscall costs): each written at its exit ---- */
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct sc_state *sc;
+	struct task_state *sc;
 
 	if (!is_target(pid_tgid >> 32))
 		return 0;
-	sc = bpf_task_storage_get(&sc_states, bpf_get_current_task_btf(), 0,
+	sc = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!sc)
 		return 0;
@@ -553,7 +661,7 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 	sc->args[1] = BPF_CORE_READ(regs, si);
 	sc->args[2] = BPF_CORE_READ(regs, dx);
 	sc->active = 1;
-	sc->blocked = 0;
+	sc->blocked_in = 0;
 	return 0;
 }
 
@@ -561,16 +669,16 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), ts;
-	struct sc_state *sc;
+	struct task_state *sc;
 	struct rec *r;
 
 	if (!is_target(pid_tgid >> 32))
 		return 0;
-	sc = bpf_task_storage_get(&sc_states, bpf_get_current_task_btf(), 0, 0);
+	sc = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);
 	if (!sc || !sc->active)
 		return 0;
 	sc->active = 0;
-	if (!sc->blocked && !syscalls_all)
+	if (!sc->blocked_in && !syscalls_all)
 		return 0;
 	ts = bpf_ktime_get_ns();
 	r = rec_reserve(ts, REC_SYSCALL, (__u32)pid_tgid, pid_tgid >> 32);

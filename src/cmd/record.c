@@ -27,7 +27,13 @@ static const char usage_text[] =
 	"      --buffer-size SIZE ring buffer size, e.g. 64M (default 32M; rounded up to a\n"
 	"                         power of two, at least 4K)\n"
 	"      --no-stacks        no kernel or user stacks (smaller, cheaper)\n"
-	"      --all-syscalls     a record for every syscall, not only those that blocked\n"
+	"      --syscalls         trace every syscall of the targets (number, arguments,\n"
+	"                         return value); costs every process a little per syscall.\n"
+	"                         Without it, a blocked thread's syscall and arguments are\n"
+	"                         read as it blocks\n"
+	"      --stack-refresh MS reuse the stacks taken where a thread last blocked at the\n"
+	"                         same place (syscall, user registers) for MS ms (default\n"
+	"                         100; 0: walk the stacks at every switch)\n"
 	"      --progress, --no-progress\n"
 	"                         the live status line (default: when stderr is a terminal)\n"
 	"  -v, --verbose          libbpf's messages (verifier log on load errors)\n";
@@ -96,8 +102,8 @@ static char *join_args(int argc, char **argv)
 
 int cmd_record(int argc, char **argv)
 {
-	enum { OPT_BUFFER = 256, OPT_NO_STACKS, OPT_ALL_SYSCALLS, OPT_PROGRESS, OPT_NO_PROGRESS,
-	       OPT_ON_CPU };
+	enum { OPT_BUFFER = 256, OPT_NO_STACKS, OPT_SYSCALLS, OPT_PROGRESS, OPT_NO_PROGRESS,
+	       OPT_ON_CPU, OPT_STACK_REFRESH };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all", no_argument, NULL, 'a' },
@@ -107,7 +113,8 @@ int cmd_record(int argc, char **argv)
 		{ "freq", required_argument, NULL, 'F' },
 		{ "buffer-size", required_argument, NULL, OPT_BUFFER },
 		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
-		{ "all-syscalls", no_argument, NULL, OPT_ALL_SYSCALLS },
+		{ "syscalls", no_argument, NULL, OPT_SYSCALLS },
+		{ "stack-refresh", required_argument, NULL, OPT_STACK_REFRESH },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -118,6 +125,7 @@ int cmd_record(int argc, char **argv)
 		.output = RECORD_DEFAULT_OUTPUT,
 		.buffer_size = RECORD_DEFAULT_BUFFER,
 		.progress = -1,
+		.stack_refresh_ms = 100,
 	};
 	char *cmdline;
 	long hz;
@@ -155,8 +163,12 @@ int cmd_record(int argc, char **argv)
 		case OPT_NO_STACKS:
 			o.no_stacks = true;
 			break;
-		case OPT_ALL_SYSCALLS:
-			o.all_syscalls = true;
+		case OPT_SYSCALLS:
+			o.syscalls = true;
+			break;
+		case OPT_STACK_REFRESH:
+			if (parse_double("--stack-refresh", optarg, 0, 3600000, &o.stack_refresh_ms))
+				return 2;
 			break;
 		case OPT_PROGRESS:
 			o.progress = 1;

@@ -292,8 +292,8 @@ static int write_info(struct recorder *r)
 	if (r->child && n < sizeof(buf))
 		n += snprintf(buf + n, sizeof(buf) - n, "command_pid=%d\n", r->child);
 	if (n < sizeof(buf))
-		n += snprintf(buf + n, sizeof(buf) - n, "buffer_size=%" PRIu64 "\n",
-			      o->buffer_size);
+		n += snprintf(buf + n, sizeof(buf) - n, "buffer_size=%" PRIu64 "\nstack_refresh_ms=%g\n",
+			      o->buffer_size, o->stack_refresh_ms);
 	if (n > sizeof(buf))
 		n = sizeof(buf);
 	return trace_writer__section(r->w, SEC_INFO, buf, n);
@@ -372,7 +372,7 @@ static void fill_header(struct trace_file_header *h, const struct recorder *r)
 	h->nr_cpus = r->nr_cpus;
 	h->clock_id = CLOCK_MONOTONIC;
 	h->flags = (r->o->all ? TRACE_F_SYSTEM_WIDE : 0) | (r->o->no_stacks ? 0 : TRACE_F_STACKS) |
-		   (r->o->all_syscalls ? TRACE_F_ALL_SYSCALLS : 0) |
+		   (r->o->syscalls ? TRACE_F_SYSCALLS : 0) |
 		   (r->o->on_cpu_hz ? TRACE_F_ON_CPU : 0);
 	h->start_ns = r->start_ns;
 	h->start_realtime_ns = now_realtime_ns();
@@ -590,12 +590,18 @@ static int load(struct recorder *r)
 		return error("cannot open the BPF programs: %s", strerror(errno));
 	r->skel->rodata->filter_all = o->all;
 	r->skel->rodata->want_stacks = !o->no_stacks;
-	r->skel->rodata->syscalls_all = o->all_syscalls;
+	r->skel->rodata->syscalls_all = o->syscalls;
+	r->skel->rodata->stack_refresh_ns = o->stack_refresh_ms * 1e6;
 	r->skel->rodata->wakeup_bytes = o->buffer_size / 4;
 	r->skel->rodata->self_tgid = getpid();
 	bpf_map__set_max_entries(r->skel->maps.events, o->buffer_size);
 	if (!o->on_cpu_hz)
 		bpf_program__set_autoload(r->skel->progs.on_cpu_sample, false);
+	/* Every syscall of every process would pay for these two: only when asked for. */
+	if (!o->syscalls) {
+		bpf_program__set_autoload(r->skel->progs.sys_enter, false);
+		bpf_program__set_autoload(r->skel->progs.sys_exit, false);
+	}
 	err = record_bpf__load(r->skel);
 	if (err == -EPERM || err == -EACCES)
 		return error("cannot load the BPF programs: permission denied (run as root, or "

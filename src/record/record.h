@@ -22,7 +22,8 @@ struct record_opts {
 	uint64_t buffer_size; /* ring buffer bytes: a power of two, at least a page */
 	unsigned int on_cpu_hz; /* 0: no on-CPU samples */
 	bool no_stacks;
-	bool all_syscalls; /* a record for every syscall, not only those that blocked */
+	bool syscalls;	   /* trace every syscall of the targets (entry, exit, return value) */
+	double stack_refresh_ms; /* reuse stacks taken at the same place for this long */
 	int progress;	   /* -1: on a terminal only, 0: never, 1: always */
 	bool verbose;	   /* libbpf's messages */
 	const char *cmdline; /* what was run, saved in the file */

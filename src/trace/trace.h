@@ -34,7 +34,7 @@ struct trace_file_header {
 };
 #define TRACE_F_SYSTEM_WIDE (1u << 0)
 #define TRACE_F_STACKS (1u << 1)
-#define TRACE_F_ALL_SYSCALLS (1u << 2)
+#define TRACE_F_SYSCALLS (1u << 2) /* every syscall of the targets has a record */
 #define TRACE_F_ON_CPU (1u << 3)
 
 enum trace_section_type {

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# What recording costs a busy server, next to perf: memcached (4 threads) under memcslap
+# (8 connections), throughput with no recorder, with 'srvscope record -p', 'perf trace -p'
+# and 'perf sched record'. The modes alternate round by round (drift hits them all alike);
+# medians, and ratios to the unrecorded throughput, are printed.
+# Usage (root): bench/record-overhead.sh [ROUNDS [GETS_PER_CONNECTION]]
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+SRVSCOPE=${SRVSCOPE:-$TOP/build/srvscope}
+ROUNDS=${1:-5}
+GETS=${2:-6000}
+PORT=${PORT:-22199}
+OUT=$(mktemp -d /tmp/srvscope-bench.XXXXXX)
+MC=""
+REC=""
+
+cleanup() {
+	[ -n "$REC" ] && kill -TERM "$REC" 2>/dev/null && wait "$REC" 2>/dev/null
+	[ -n "$MC" ] && kill "$MC" 2>/dev/null && wait "$MC" 2>/dev/null
+	rm -rf "$OUT"
+}
+trap cleanup EXIT
+
+for tool in memcached memcslap perf; do
+	command -v $tool >/dev/null || { echo "record-overhead: $tool is missing (scripts/install-deps.sh)" >&2; exit 1; }
+done
+[ "$(id -u)" = 0 ] || { echo "record-overhead: run as root (BPF, perf)" >&2; exit 1; }
+[ -x "$SRVSCOPE" ] || { echo "record-overhead: build srvscope first (make)" >&2; exit 1; }
+
+memcached -u root -t 4 -p "$PORT" -U 0 -l 127.0.0.1 -m 256 &
+MC=$!
+sleep 0.5
+kill -0 "$MC" 2>/dev/null || { echo "record-overhead: memcached did not start" >&2; exit 1; }
+
+# One load run: prints gets per second.
+load() {
+	memcslap -s 127.0.0.1:"$PORT" -c 8 -e "$GETS" -t get 2>&1 |
+		awk '/Time to get/ { if ($(NF-1) > 0) printf "%.0f\n", $4 / $(NF-1) }'
+}
+
+# wait_for FILE PATTERN: until a recorder says it is running (at most 10 s).
+wait_for() {
+	for _ in $(seq 200); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done
+	return 1
+}
+
+start_recorder() { # MODE
+	case $1 in
+	none) REC="" ;;
+	srvscope)
+		"$SRVSCOPE" record -p "$MC" -o "$OUT/srvscope.trace" --progress 2>"$OUT/srvscope.err" &
+		REC=$!
+		wait_for "$OUT/srvscope.err" "recording" || echo "# srvscope record did not start" >&2
+		;;
+	perf-trace)
+		perf trace -p "$MC" -o "$OUT/perf-trace.txt" 2>"$OUT/perf-trace.err" &
+		REC=$!
+		sleep 1.5 # perf trace says nothing when it is ready
+		;;
+	perf-sched)
+		perf sched record -o "$OUT/perf-sched.data" 2>"$OUT/perf-sched.err" >/dev/null &
+		REC=$!
+		sleep 1.5
+		;;
+	esac
+}
+
+stop_recorder() { # MODE
+	[ -n "$REC" ] || return 0
+	kill -TERM "$REC" 2>/dev/null
+	wait "$REC" 2>/dev/null
+	REC=""
+	case $1 in
+	srvscope) tr '\r' '\n' <"$OUT/srvscope.err" | sed 's/\x1b\[K//g' | grep -E "recorded" | tail -1 >>"$OUT/srvscope.summary" ;;
+	esac
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.0f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+MODES="none srvscope perf-trace perf-sched"
+# Fill the cache so that gets hit, and warm everything up once.
+memcslap -s 127.0.0.1:"$PORT" -c 8 -e "$GETS" -t set >/dev/null 2>&1
+load >/dev/null
+
+echo "# memcached -t 4, memcslap -c 8 -e $GETS -t get; $ROUNDS rounds; $(nproc) CPUs; $(uname -r)"
+for r in $(seq "$ROUNDS"); do
+	line="round $r:"
+	for m in $MODES; do
+		start_recorder "$m"
+		v=$(load)
+		stop_recorder "$m"
+		echo "${v:-0}" >>"$OUT/$m.ops"
+		line="$line $m=${v:-0}"
+	done
+	echo "# $line"
+done
+
+base=$(median <"$OUT/none.ops")
+printf '\n%-22s %14s %10s %10s\n' "mode" "median gets/s" "ratio" "cost %"
+for m in $MODES; do
+	med=$(median <"$OUT/$m.ops")
+	awk -v m="$m" -v v="$med" -v b="$base" 'BEGIN {
+		printf "%-22s %14.0f %10.3f %10.1f\n", m, v, v / b, 100 * (1 - v / b) }'
+	eval "med_${m//-/_}=$med"
+done
+awk -v b="$base" -v s="$med_srvscope" -v t="$med_perf_trace" -v p="$med_perf_sched" 'BEGIN {
+	cs = 1 - s / b; ct = 1 - t / b; cp = 1 - p / b
+	printf "\nsrvscope record cost: %.1f %% (goal <= 3 %%); perf trace: %.1f %%, perf sched record: %.1f %%\n",
+		100 * cs, 100 * ct, 100 * cp }'
+echo "srvscope record, last round: $(tail -1 "$OUT/srvscope.summary" 2>/dev/null | sed 's/^srvscope: //')"
