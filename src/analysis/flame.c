@@ -230,7 +230,11 @@ static void collect(const struct trace *t, enum flame_kind kind, const struct fl
 	blocking__analyze(t, &bf, &r);
 	for (i = 0; i < r.nr; i++) {
 		const struct block_episode *ep = &r.eps[i];
-		uint64_t us = (ep->end_ns - ep->start_ns) / 1000;
+		/* Blocked until woken; the wait for a CPU after that is scheduling delay
+		 * ('sched' reports it), not blocking. */
+		uint64_t end = ep->wake_ns >= ep->start_ns && ep->wake_ns <= ep->end_ns ?
+				       ep->wake_ns : ep->end_ns;
+		uint64_t us = (end - ep->start_ns) / 1000;
 		struct gkey k;
 
 		if (!us)

@@ -11,7 +11,7 @@
 struct trace;
 
 enum flame_kind {
-	FLAME_OFF,  /* blocked time (us) by the blocked thread's stack */
+	FLAME_OFF,  /* blocked time (us, until woken) by the blocked thread's stack */
 	FLAME_WAKE, /* blocked time (us): wakee's stack, "--", waker's stack innermost first */
 	FLAME_ON,   /* on-CPU samples */
 };

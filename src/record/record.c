@@ -460,6 +460,7 @@ static void close_samplers(struct recorder *r)
 	free(r->perf_fds);
 	free(r->perf_links);
 	r->perf_fds = NULL;
+	r->perf_links = NULL;
 }
 
 /* ---- while recording ---- */

@@ -1,0 +1,77 @@
+#!/bin/bash
+# srvscope record end to end on a small command, the sched report read back, and the one-line
+# errors (cause and remedy, non-zero exit) of record and of the readers.
+. "$(dirname "$0")/lib.sh"
+need_root
+[ -r /sys/kernel/btf/vmlinux ] || skip_all "no BTF (/sys/kernel/btf/vmlinux)"
+
+f="$TMP/pp.trace"
+"$SRVSCOPE" record -o "$f" -- "$FIXTURES/rec_pingpong" 30 >"$TMP/pp.out" 2>"$TMP/rec.err"
+ok $? "record -- COMMAND exits 0"
+like "$(cat "$TMP/rec.err")" "recorded [0-9]+ events .* to $f; lost 0 events and 0 stacks" \
+	"record ends with what it wrote and what it lost"
+ping=$(awk '/^ping/ {print $2}' "$TMP/pp.out")
+pong=$(awk '/^pong/ {print $2}' "$TMP/pp.out")
+
+out=$("$SRVSCOPE" sched "$f")
+ok $? "sched reads the trace"
+like "$out" "ping:$ping +\|" "sched lists the ping thread"
+like "$out" "pong:$pong +\|" "sched lists the pong thread"
+like "$out" "lost 0 events and 0 stacks" "sched reports lost events"
+like "$("$SRVSCOPE" sched --hist "$f")" "pong:$pong delays" "sched --hist adds histograms"
+"$SRVSCOPE" sched --format=json "$f" >"$TMP/sched.json"
+python3 - "$TMP/sched.json" "$pong" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = [t for t in d["tasks"] if t["tid"] == int(sys.argv[2])][0]
+keys = {"tid", "pid", "comm", "runtime_ns", "switches", "avg_delay_ns", "max_delay_ns", "max_delay_at_ns"}
+assert keys <= set(t), keys - set(t)
+assert t["comm"] == "pong" and t["switches"] >= 30 and t["runtime_ns"] > 0, t
+assert d["lost_events"] == 0
+PY
+ok $? "sched --format=json has the documented fields and plausible values"
+
+# -a: every task on the system, stopped by -d.
+start_fixture "$FIXTURES/rec_pingpong" 1000 2000 || exit 1
+"$SRVSCOPE" record -a -d 1 -o "$TMP/all.trace" 2>"$TMP/all.err"
+ok $? "record -a -d 1"
+out=$("$SRVSCOPE" sched "$TMP/all.trace")
+like "$out" "pong:[0-9]+ " "a system-wide trace has the fixture"
+check "and many other tasks" [ "$(printf '%s\n' "$out" | grep -c ':[0-9]* *|')" -gt 5 ]
+
+# Errors: one line naming the cause and the remedy, exit status not 0.
+err=$("$SRVSCOPE" record -p 4000000 -o "$TMP/x" 2>&1); rc=$?
+check "record -p of a missing pid fails" [ $rc -ne 0 ]
+like "$err" "no such process 4000000" "record names the missing pid"
+err=$("$SRVSCOPE" record -o "$TMP/x" 2>&1); rc=$?
+check "record without a target fails" [ $rc -eq 2 ]
+like "$err" "exactly one target: -p PID, -a, or -- COMMAND" "record says what targets are"
+err=$("$SRVSCOPE" record --buffer-size 3x -a 2>&1); rc=$?
+check "a bad --buffer-size fails" [ $rc -eq 2 ]
+like "$err" "invalid value '3x' for --buffer-size" "the bad value and option are named"
+err=$("$SRVSCOPE" record -d -1 -a 2>&1)
+like "$err" "invalid value '-1' for -d" "a bad -d is named"
+err=$(setpriv --reuid=nobody --regid=nogroup --clear-groups "$SRVSCOPE" record -o /tmp/x.$$ -- true 2>&1); rc=$?
+check "record without privileges fails" [ $rc -ne 0 ]
+like "$err" "permission denied \(run as root, or grant CAP_BPF and CAP_PERFMON\)" \
+	"record says which privileges it needs"
+err=$(unshare -m sh -c "mount -t tmpfs none /sys/kernel/btf && '$SRVSCOPE' record -o '$TMP/x' -- true" 2>&1); rc=$?
+check "record on a kernel without BTF fails" [ $rc -ne 0 ]
+like "$err" "no BTF type information \(/sys/kernel/btf/vmlinux is missing\).*CONFIG_DEBUG_INFO_BTF" \
+	"record explains the missing BTF"
+
+printf 'hello, not a trace file at all, but long enough to have a header.%0300d' 0 >"$TMP/text"
+err=$("$SRVSCOPE" blocking "$TMP/text" 2>&1); rc=$?
+check "blocking on a text file fails" [ $rc -ne 0 ]
+like "$err" "not a srvscope trace file: bad magic at offset 0" "the reader says what is wrong"
+# Damage the first section header (right after the 256-byte header).
+cp "$f" "$TMP/bad.trace"
+printf 'XXXX' | dd of="$TMP/bad.trace" bs=1 seek=256 conv=notrunc status=none
+err=$("$SRVSCOPE" sched "$TMP/bad.trace" 2>&1); rc=$?
+check "sched on a corrupt trace fails" [ $rc -ne 0 ]
+like "$err" "corrupt section header at offset 256" "the reader gives the offset of the damage"
+err=$("$SRVSCOPE" flame "$f" --kind=sideways 2>&1)
+like "$err" "invalid value 'sideways' for --kind" "flame names a bad --kind"
+err=$("$SRVSCOPE" blocking "$f" --min-ms=abc 2>&1)
+like "$err" "invalid value 'abc' for --min-ms" "blocking names a bad --min-ms"
+done_testing

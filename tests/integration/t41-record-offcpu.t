@@ -1,0 +1,79 @@
+#!/bin/bash
+# Off-CPU ground truth: a thread sleeping 7 ms in sleep_seven() and 3 ms in sleep_three(),
+# over and over, must split 70/30 (within 3 points) in 'flame --kind=off'. The same trace's
+# wake-up graph names the timer, and the SVG flame graph's own script zooms and searches
+# (run under node with a minimal DOM).
+. "$(dirname "$0")/lib.sh"
+need_root
+[ -r /sys/kernel/btf/vmlinux ] || skip_all "no BTF (/sys/kernel/btf/vmlinux)"
+
+f="$TMP/sleeper.trace"
+"$SRVSCOPE" record -o "$f" -- "$FIXTURES/rec_sleeper" 1.5 >"$TMP/out" 2>"$TMP/err"
+ok $? "record the sleeper"
+
+"$SRVSCOPE" flame "$f" --kind=off --comm sleeper >"$TMP/off.folded"
+ok $? "flame --kind=off"
+like "$(head -1 "$TMP/off.folded")" "^sleeper;.*;sleep_(seven|three);.*_\[k\] [0-9]+$" \
+	"folded lines: thread name first, user frames outer to inner, kernel frames _[k], a count"
+read -r seven three <<<"$(awk '/;sleep_seven;/ {s += $NF} /;sleep_three;/ {t += $NF} END {print s + 0, t + 0}' "$TMP/off.folded")"
+pct=$(awk -v s="$seven" -v t="$three" 'BEGIN { if (s + t) printf "%.1f", 100 * s / (s + t); else print 0 }')
+diag "sleep_seven ${seven} us, sleep_three ${three} us: ${pct} %"
+check "off-CPU split is 70/30 within 3 points (got $pct %)" \
+	awk -v p="$pct" 'BEGIN { exit !(p >= 67 && p <= 73) }'
+check "about 1.5 s of sleeping is accounted" [ $((seven + three)) -gt 1300000 ]
+
+wake=$("$SRVSCOPE" flame "$f" --kind=wake --comm sleeper)
+like "$wake" ";sleep_seven;.*;--;.*hrtimer_wakeup_\[k\].*;\[timer hrtimer_wakeup\] [0-9]+" \
+	"the wake-up graph joins the sleeper to the timer that woke it"
+
+"$SRVSCOPE" flame "$f" --kind=off --comm sleeper --format=svg --title "sleeper <off>" >"$TMP/off.svg"
+ok $? "flame --format=svg"
+python3 -c "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])" "$TMP/off.svg"
+ok $? "the SVG is well-formed XML"
+like "$(grep -c '<g class="f"' "$TMP/off.svg")" "^[1-9][0-9]+$" "the SVG has frames"
+like "$(cat "$TMP/off.svg")" "sleeper &lt;off&gt;" "the title is escaped"
+
+if ! command -v node >/dev/null; then
+	skip_all "node is needed to run the flame graph's script (scripts/install-deps.sh)"
+fi
+cat >"$TMP/dom.js" <<'JS'
+// A minimal DOM for the flame graph's script: frames, buttons, attributes, styles.
+const fs = require('fs'), vm = require('vm');
+const svg = fs.readFileSync(process.argv[2], 'utf8');
+function El(tag, attrs) { this.tag = tag; this.attrs = attrs || {}; this.style = {}; this.textContent = ''; this.kids = []; this.on = {}; }
+El.prototype.getAttribute = function (k) { return k in this.attrs ? String(this.attrs[k]) : null; };
+El.prototype.setAttribute = function (k, v) { this.attrs[k] = String(v); };
+El.prototype.querySelector = function (t) { return this.kids.find(k => k.tag === t) || null; };
+El.prototype.addEventListener = function (t, f) { this.on[t] = f; };
+const unesc = s => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+const attrs = s => { const a = {}; s.replace(/([\w-]+)="([^"]*)"/g, (m, k, v) => { a[k] = unesc(v); }); return a; };
+const root = new El('svg', attrs(svg.match(/<svg ([^>]*)>/)[1]));
+const frames = [], ids = {};
+for (const m of svg.matchAll(/<g class="f" ([^>]*)><title>([^<]*)<\/title><rect ([^>]*)\/><text ([^>]*)>([^<]*)<\/text><\/g>/g)) {
+	const g = new El('g', attrs(m[1])), t = new El('title'), r = new El('rect', attrs(m[3])), x = new El('text', attrs(m[4]));
+	t.textContent = unesc(m[2]); x.textContent = unesc(m[5]); g.kids = [t, r, x]; frames.push(g);
+}
+for (const m of svg.matchAll(/<text id="(\w+)"[^>]*>([^<]*)<\/text>/g)) { ids[m[1]] = new El('text'); ids[m[1]].textContent = m[2]; }
+const document = { documentElement: root, querySelectorAll: () => frames, getElementById: id => ids[id] };
+const ctx = { document, window: { addEventListener() {} }, prompt: () => 'sleep_seven', console };
+vm.createContext(ctx);
+vm.runInContext(svg.match(/<!\[CDATA\[([\s\S]*?)\]\]>/)[1], ctx);
+vm.runInContext('init({})', ctx);
+ids.search.on.click();
+const matched = ids.matched.textContent;
+const label = g => g.querySelector('title').textContent;
+const three = frames.find(g => /^sleep_three /.test(label(g))), seven = frames.find(g => /^sleep_seven /.test(label(g)));
+three.on.click();
+const r3 = three.querySelector('rect');
+const zoomed = Math.abs(parseFloat(r3.getAttribute('x')) - 10) < 0.01 && seven.style.display === 'none' &&
+	parseFloat(r3.getAttribute('width')) > 1100 && three.querySelector('text').textContent.startsWith('sleep_three');
+ids.reset.on.click();
+const back = seven.style.display === '' && parseFloat(three.querySelector('rect').getAttribute('width')) < 1000;
+console.log(JSON.stringify({ matched, zoomed, back }));
+JS
+res=$(node "$TMP/dom.js" "$TMP/off.svg" 2>&1)
+diag "$res"
+like "$res" '"matched":"Matched: (6[7-9]|7[0-3])\.[0-9]+%"' "search highlights sleep_seven and reports its share"
+like "$res" '"zoomed":true' "a click zooms a frame to the full width and hides the others"
+like "$res" '"back":true' "reset zoom restores the whole graph"
+done_testing

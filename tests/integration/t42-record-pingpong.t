@@ -1,0 +1,59 @@
+#!/bin/bash
+# Wake-up attribution ground truth: threads "ping" and "pong" hand a byte over two pipes,
+# so every read of one is ended by the other. 'blocking' must name the right waker (tid
+# and name) and the pipe, and the wake-up graph must end in the waker.
+. "$(dirname "$0")/lib.sh"
+need_root
+[ -r /sys/kernel/btf/vmlinux ] || skip_all "no BTF (/sys/kernel/btf/vmlinux)"
+
+f="$TMP/pp.trace"
+"$SRVSCOPE" record -o "$f" -- "$FIXTURES/rec_pingpong" 200 300 >"$TMP/out" 2>"$TMP/err"
+ok $? "record the ping-pong"
+ping=$(awk '/^ping/ {print $2}' "$TMP/out")
+pong=$(awk '/^pong/ {print $2}' "$TMP/out")
+diag "ping $ping, pong $pong"
+
+"$SRVSCOPE" blocking --format=json "$f" >"$TMP/b.json"
+ok $? "blocking --format=json"
+python3 - "$TMP/b.json" "$ping" "$pong" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ping, pong = int(sys.argv[2]), int(sys.argv[3])
+tasks = {t["tid"]: t for t in d["tasks"]}
+assert d["lost_events"] == 0, d["lost_events"]
+# pong always waits (ping pauses between rounds); ping only when pong is slower to answer.
+for me, other, name, least in ((pong, ping, "ping", 150), (ping, pong, "pong", 10)):
+    reads = [b for b in tasks[me]["blocks"] if b["syscall"] == "read"]
+    right = [b for b in reads if b["wakeup"] == {"kind": "task", "detail": None, "waker_tid": other, "waker_comm": name}]
+    pipes = [b for b in reads if (b["fd_desc"] or "").startswith("pipe [")]
+    print("# %d: %d reads, %d woken by %s %d, %d on a pipe" % (me, len(reads), len(right), name, other, len(pipes)))
+    assert len(reads) >= least, "too few reads"
+    assert len(right) >= 0.95 * len(reads), "wrong wakers"
+    assert len(pipes) == len(reads), "fd not described"
+s = [x for x in tasks[pong]["summary"] if x["syscall"] == "read"][0]
+assert s["count"] >= 150 and s["min_ns"] <= s["mean_ns"] <= s["max_ns"] and s["sum_ns"] >= s["count"] * s["min_ns"]
+PY
+ok $? "every read of each thread is woken by the other one, on its pipe"
+
+text=$("$SRVSCOPE" blocking --comm pong --min-ms 0.1 "$f")
+like "$text" "Blocking report for task pong \[pid [0-9]+, tid $pong\]" "text report per task"
+like "$text" "read +[0-9]+ pipe \[[0-9]+\] +TASK ping $ping" "text names the waker"
+like "$text" "Syscall +Count +Sum \(ms\) +Min \(ms\) +Max \(ms\) +Mean \(ms\) +Stddev \(ms\)" \
+	"per-syscall summary"
+check "--comm filters the other thread out" sh -c "! printf '%s' \"\$1\" | grep -q 'task ping'" - "$text"
+
+wake=$("$SRVSCOPE" flame "$f" --kind=wake --tid "$pong")
+like "$wake" "^pong;.*;--;.*;ping [0-9]+$" "the wake-up graph of pong ends in ping"
+
+# With --syscalls every syscall is traced: blocked reads get their return value.
+"$SRVSCOPE" record --syscalls -o "$TMP/sc.trace" -- "$FIXTURES/rec_pingpong" 50 300 >/dev/null 2>&1
+ok $? "record --syscalls"
+"$SRVSCOPE" blocking --format=json --comm pong "$TMP/sc.trace" >"$TMP/sc.json"
+python3 - "$TMP/sc.json" <<'PY'
+import json, sys
+b = [b for t in json.load(open(sys.argv[1]))["tasks"] for b in t["blocks"] if b["syscall"] == "read"]
+# The last read sees the pipe closed: 0.
+sys.exit(0 if len([x for x in b if x["ret"] == 1]) >= 40 and all(x["ret"] in (0, 1) for x in b) else 1)
+PY
+ok $? "with --syscalls, each blocked read has its return value (1 byte)"
+done_testing

@@ -1,0 +1,77 @@
+#!/bin/bash
+# Network waits ground truth (seed 002): a TCP server and client in two network namespaces
+# joined by a delay line of D ms each way (a TUN device pair and rec_delayline: this kernel
+# has no netem). connect() must block about 2D, accept() from its start until the third
+# packet of the handshake (the client's connect start + 3D), the client's read of the
+# reply about 2D; each woken by the NET_RX softirq.
+. "$(dirname "$0")/lib.sh"
+need_root
+[ -r /sys/kernel/btf/vmlinux ] || skip_all "no BTF (/sys/kernel/btf/vmlinux)"
+[ -c /dev/net/tun ] || skip_all "no /dev/net/tun"
+D=40
+A=srvscope-a$$
+B=srvscope-b$$
+trap 'cleanup; ip netns del $A 2>/dev/null; ip netns del $B 2>/dev/null' EXIT
+ip netns add $A && ip netns add $B || skip_all "cannot create network namespaces"
+
+start_fixture "$FIXTURES/rec_delayline" $A sstun0 $B sstun1 $D || skip_all "delay line"
+ip -n $A link set lo up && ip -n $B link set lo up &&
+	ip -n $A addr add 10.199.0.1 peer 10.199.0.2 dev sstun0 && ip -n $A link set sstun0 up &&
+	ip -n $B addr add 10.199.0.2 peer 10.199.0.1 dev sstun1 && ip -n $B link set sstun1 up
+ok $? "two namespaces joined by a ${D} ms delay line"
+# A first exchange, unrecorded, so that nothing on the path is cold.
+"$FIXTURES/rec_tcp" $B 10.199.0.2 $A 18765 >"$TMP/warm" 2>&1
+ok $? "a warm-up exchange goes through"
+
+f="$TMP/tcp.trace"
+"$SRVSCOPE" record -o "$f" -- "$FIXTURES/rec_tcp" $B 10.199.0.2 $A 18766 >"$TMP/out" 2>"$TMP/err"
+ok $? "record the server and client"
+sed 's/^/# /' "$TMP/out"
+
+"$SRVSCOPE" blocking --format=json "$f" >"$TMP/b.json"
+ok $? "blocking --format=json"
+python3 - "$TMP/b.json" "$TMP/out" "$D" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+D = float(sys.argv[3]) * 1e6
+seen = {l.split()[0]: (int(l.split()[1]), int(l.split()[2])) for l in open(sys.argv[2])}
+tasks = {t["comm"]: t for t in d["tasks"]}
+fails = 0
+
+def block(comm, syscall):
+    bs = [b for b in tasks[comm]["blocks"] if b["syscall"] == syscall]
+    assert bs, "%s has no %s block" % (comm, syscall)
+    return max(bs, key=lambda b: b["duration_ns"])
+
+def check(what, cond):
+    global fails
+    print(("# fine: " if cond else "# WRONG: ") + what)
+    fails += not cond
+
+for comm, syscall, name, lo, hi in (
+        ("tcpclient", "connect", "connect", 2 * D - 2e6, 2 * D + 25e6),
+        ("tcpclient", "read", "read", 2 * D - 2e6, 2 * D + 25e6),
+        ("tcpserver", "accept", "accept", None, None)):
+    b = block(comm, syscall)
+    t0, t1 = seen[name]
+    dur = b["duration_ns"]
+    if name == "accept":
+        c0 = seen["connect"][0]
+        lo, hi = c0 - t0 + 3 * D - 2e6, c0 - t0 + 3 * D + 25e6
+    print("# %s %s: blocked %.3f ms, the program saw %.3f ms, expected %.1f..%.1f ms, woken by %s" %
+          (comm, syscall, dur / 1e6, (t1 - t0) / 1e6, lo / 1e6, hi / 1e6, b["wakeup"]))
+    check("%s %s lasts what the delay implies" % (comm, syscall), lo <= dur <= hi)
+    check("%s %s matches what the program measured (3 ms)" % (comm, syscall), abs(dur - (t1 - t0)) < 3e6)
+    check("%s %s is woken by the NET_RX softirq" % (comm, syscall),
+          b["wakeup"]["kind"] == "softirq" and b["wakeup"]["detail"] == "NET_RX")
+    desc = b["fd_desc"] or ""
+    want = "(listening)" if name == "accept" else "-> 10.199.0.2:18766"
+    check("%s %s's fd is described (%s)" % (comm, syscall, desc), want in desc)
+sys.exit(1 if fails else 0)
+PY
+ok $? "accept, connect and read waits match the delay line, woken by NET_RX"
+
+text=$("$SRVSCOPE" blocking --comm tcpserver "$f")
+like "$text" "accept +3 tcp 0\.0\.0\.0:18766 \(listening\) +SOFTIRQ NET_RX" \
+	"the text report reads like seed 002's: accept ... SOFTIRQ"
+done_testing

@@ -1,0 +1,62 @@
+#!/bin/bash
+# 'srvscope sched' against perf: perf records sched:sched_switch system-wide while srvscope
+# records a fixture with more busy threads than CPUs. Runtime and switches per worker
+# thread, computed independently from perf's stream (awk below), must agree within 2 %.
+# The same recording takes on-CPU samples: their flame graph must show the spin loop.
+. "$(dirname "$0")/lib.sh"
+need_root
+[ -r /sys/kernel/btf/vmlinux ] || skip_all "no BTF (/sys/kernel/btf/vmlinux)"
+command -v perf >/dev/null || skip_all "perf is missing (scripts/install-deps.sh)"
+
+perf record -q -e sched:sched_switch -a -o "$TMP/perf.data" -- sleep 4 >"$TMP/perf.out" 2>&1 &
+perf_pid=$!
+# perf runs its workload once the event is enabled: wait for the sleep to appear.
+for _ in $(seq 300); do pgrep -P $perf_pid -x sleep >/dev/null && break; sleep 0.01; done
+"$SRVSCOPE" record --on-cpu=199 -o "$TMP/s.trace" -- "$FIXTURES/rec_sched" 1.2 3 >"$TMP/out" 2>"$TMP/err"
+ok $? "srvscope records the fixture while perf records the system"
+wait $perf_pid
+ok $? "perf record ran"
+
+perf script -i "$TMP/perf.data" -F time,trace --ns 2>/dev/null | awk '
+	# Per thread: the sum of its intervals on CPU (switched in to switched out) and
+	# the number of times it was switched out.
+	{
+		t = $1; sub(":", "", t); t = t * 1e9
+		for (i = 2; i <= NF; i++) {
+			if ($i ~ /^prev_pid=/) prev = substr($i, 10)
+			if ($i ~ /^next_pid=/) next_ = substr($i, 10)
+		}
+		if (prev in on) { rt[prev] += t - on[prev]; delete on[prev] }
+		sw[prev]++
+		on[next_] = t
+	}
+	END { for (k in sw) printf "%s %d %.0f\n", k, sw[k], rt[k] }' >"$TMP/perf.sum"
+check "perf's stream has switches" [ -s "$TMP/perf.sum" ]
+"$SRVSCOPE" sched --format=json "$TMP/s.trace" >"$TMP/sched.json"
+python3 - "$TMP/sched.json" "$TMP/perf.sum" "$TMP/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+perf = {int(l.split()[0]): (int(l.split()[1]), float(l.split()[2])) for l in open(sys.argv[2])}
+workers = [int(l.split()[1]) for l in open(sys.argv[3]) if l.startswith("worker")]
+mine = {t["tid"]: t for t in d["tasks"]}
+bad = 0
+for w in workers:
+    m, p = mine[w], perf[w]
+    dr = abs(m["runtime_ns"] - p[1]) / p[1]
+    ds = abs(m["switches"] - p[0]) / p[0]
+    print("# %s %d: runtime %.3f ms (perf %.3f ms, %.2f %%), switches %d (perf %d, %.2f %%)" %
+          (m["comm"], w, m["runtime_ns"] / 1e6, p[1] / 1e6, 100 * dr, m["switches"], p[0], 100 * ds))
+    bad += dr > 0.02 or ds > 0.02 or p[0] < 20
+sys.exit(1 if bad or len(workers) != 3 else 0)
+PY
+ok $? "runtime and switches of every worker agree with perf's sched_switch stream within 2 %"
+
+on=$("$SRVSCOPE" flame "$TMP/s.trace" --kind=on)
+like "$on" "^worker[0-9];start_thread;worker;spin(;[^ ]*)? [0-9]+$" "on-CPU samples land in spin()"
+n=$(printf '%s\n' "$on" | awk '{s += $NF} END {print s + 0}')
+# Samples at 199 Hz of on-CPU time: about the workers' runtime times 199.
+want=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(int(sum(t['runtime_ns'] for t in d['tasks'] if t['comm'].startswith('worker')) * 199 / 1e9))" "$TMP/sched.json")
+diag "$n on-CPU samples, $want expected from the runtime"
+check "the sample count matches 199 Hz of the workers' runtime within 35 % ($n, $want)" \
+	awk -v n="$n" -v w="$want" 'BEGIN { exit !(w > 50 && n > 0.65 * w && n < 1.35 * w) }'
+done_testing
