@@ -5,7 +5,7 @@ set -e
 PKGS="make gcc g++ clang llvm libbpf-dev bpftool libunwind-dev libelf-dev libdw-dev
 libjansson-dev libncurses-dev zlib1g-dev libzstd-dev liblzma-dev libbz2-dev libiberty-dev
 libprotobuf-c-dev protobuf-c-compiler elfutils binutils libc6-dbg perl iproute2 tmux gdb
-linux-perf bpftrace memcached libmemcached-tools python3"
+linux-perf bpftrace memcached libmemcached-tools python3 nodejs"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
