@@ -1,0 +1,145 @@
+/* blocking__analyze over hand-made traces: episodes with their syscall, fd and waker,
+ * threads already blocked when the recording started, return values from syscall records,
+ * filters, and the per-syscall and per-fd statistics. */
+#include "analysis/blocking.h"
+#include "rec_build.h"
+#include "unit.h"
+
+static struct trace *sample(void)
+{
+	struct tb b;
+	struct rec r;
+
+	tb_open(&b);
+	trace_writer__add_name(b.w, 10, 10, "server");
+	trace_writer__add_name(b.w, 11, 10, "acceptor");
+	trace_writer__add_name(b.w, 12, 12, "client");
+	/* 11 was already blocked in accept(4) when the recording started. */
+	tb_rec(&b, 1000, REC_STATE, 11, 10, 'S', &r);
+	r.state.syscall = 43;
+	r.state.fd = 4;
+	trace_writer__add_event(b.w, &r);
+	/* 10 blocks in read(3) at 2000, woken by NET_RX at 2500, runs at 2600. */
+	tb_switch(&b, 2000, 10, 10, 1, 0, 0, 0, 3, 0x1, 0x2);
+	tb_waking_irq(&b, 2500, 10, 10, WAKE_SOFTIRQ, 3, 0, 0x3);
+	tb_simple(&b, 2510, REC_WAKEUP, 10, 10);
+	tb_switch(&b, 2600, 0, 0, 0, 10, 10, -1, -1, 0, 0);
+	/* 10 wakes 11 at 3000; 11 runs at 3100; its accept returns 5 at 3200. */
+	tb_waking_task(&b, 3000, 11, 10, 10, "server", 0x4, 0x5);
+	tb_switch(&b, 3100, 10, 10, 1, 11, 10, 202, 0, 0x1, 0x2);
+	tb_rec(&b, 3200, REC_SYSCALL, 11, 10, 43, &r);
+	r.sc.ret = 5;
+	r.sc.enter_ts = 500;
+	trace_writer__add_event(b.w, &r);
+	/* 10 (blocked in futex at 3100) is woken by a timer at 4000. */
+	tb_waking_irq(&b, 4000, 10, 10, WAKE_HRTIMER, 0, 0xffffffff81000100ull, 0x6);
+	tb_switch(&b, 4100, 11, 10, 0, 10, 10, -1, -1, 0, 0);
+	/* 12, another process, blocks at 5000 and is never woken before the end. */
+	tb_switch(&b, 5000, 12, 12, 2, 0, 0, 1, 7, 0, 0);
+	/* A preemption is no episode. */
+	tb_switch(&b, 5100, 11, 10, 0, 0, 0, -1, -1, 0, 0);
+	return tb_read(&b, 6000);
+}
+
+static void episodes(void)
+{
+	struct trace *t = sample();
+	struct block_report r;
+	const struct block_episode *e;
+
+	blocking__analyze(t, NULL, &r);
+	is_int(r.nr, 4, "four episodes");
+	/* sorted by pid, tid, start */
+	e = &r.eps[0];
+	ok(e->tid == 10 && e->start_ns == 2000 && e->end_ns == 2600 && e->wake_ns == 2500,
+	   "read: from switch-out to switch-in, woken at the wake-up");
+	ok(e->syscall == 0 && e->fd == 3 && e->kstack == 0x1 && e->ustack == 0x2,
+	   "read: syscall, fd and stacks");
+	ok(e->wake_kind == WAKE_SOFTIRQ && e->wake_detail == 3 && e->waker_kstack == 0x3,
+	   "read: woken by a softirq, with its kernel stack");
+	is_str(blocking__softirq_name(e->wake_detail), "NET_RX", "vector 3 is NET_RX");
+	e = &r.eps[1];
+	ok(e->tid == 10 && e->syscall == 202 && e->fd == -1 && e->wake_kind == WAKE_HRTIMER &&
+		   e->wake_func == 0xffffffff81000100ull,
+	   "futex: no fd (its first argument is an address), woken by a timer");
+	e = &r.eps[2];
+	ok(e->tid == 11 && e->from_start && e->start_ns == 1000 && e->end_ns == 3100,
+	   "a thread blocked before the recording starts at the recording's start");
+	ok(e->wake_kind == WAKE_TASK && e->waker_tid == 10 && !strcmp(e->waker_name, "server") &&
+		   e->waker_ustack == 0x5,
+	   "woken by a task: its tid, name and stacks");
+	ok(e->has_ret && e->ret == 5 && e->syscall == 43 && e->fd == 4,
+	   "the syscall record gives the return value");
+	e = &r.eps[3];
+	ok(e->tid == 12 && e->unfinished && e->end_ns == 6000 && e->wake_kind == WAKE_UNKNOWN,
+	   "still blocked at the end: until the end, cause unknown");
+	is_str(blocking__kind_name(WAKE_HRTIMER), "timer", "kind names");
+	is_str(blocking__kind_name(WAKE_UNKNOWN), "unknown", "unknown kind");
+	block_report__free(&r);
+	trace__close(t);
+}
+
+static void filters(void)
+{
+	struct trace *t = sample();
+	struct block_filter f = { .comm = "server" };
+	struct block_report r;
+
+	blocking__analyze(t, &f, &r);
+	ok(r.nr == 2 && r.eps[0].tid == 10 && r.eps[1].tid == 10, "--comm");
+	block_report__free(&r);
+	f = (struct block_filter){ .pid = 12 };
+	blocking__analyze(t, &f, &r);
+	ok(r.nr == 1 && r.eps[0].tid == 12, "--pid");
+	block_report__free(&r);
+	f = (struct block_filter){ .min_ns = 1500 };
+	blocking__analyze(t, &f, &r);
+	ok(r.nr == 1 && r.eps[0].tid == 11, "--min-ms");
+	block_report__free(&r);
+	f = (struct block_filter){ .tid = 11 };
+	blocking__analyze(t, &f, &r);
+	ok(r.nr == 1 && r.eps[0].tid == 11, "--tid");
+	block_report__free(&r);
+	trace__close(t);
+}
+
+static void stats(void)
+{
+	struct block_episode eps[5];
+	struct block_group *g;
+	struct block_stats s = { 0 };
+	size_t n, i;
+
+	for (i = 0; i < 4; i++)
+		block_stats__add(&s, (i + 1) * 1000000);
+	ok(s.count == 4 && s.sum_ns == 10000000 && s.min_ns == 1000000 && s.max_ns == 4000000,
+	   "count, sum, min, max");
+	is_int((long long)block_stats__mean_ns(&s), 2500000, "mean");
+	is_int((long long)(block_stats__stddev_ns(&s) + 0.5), 1290994, "sample standard deviation");
+	memset(eps, 0, sizeof(eps));
+	for (i = 0; i < 5; i++) {
+		eps[i].syscall = i < 3 ? 0 : 7;
+		eps[i].fd = i < 3 ? 3 : -1;
+		eps[i].start_ns = 0;
+		eps[i].end_ns = (i + 1) * 100;
+	}
+	n = blocking__by_syscall(eps, 5, &g);
+	ok(n == 2 && g[0].key == 7 && g[0].st.count == 2 && g[0].st.sum_ns == 900 &&
+		   g[1].key == 0 && g[1].st.sum_ns == 600,
+	   "grouped by syscall, largest total first");
+	free(g);
+	n = blocking__by_fd(eps, 5, &g);
+	ok(n == 1 && g[0].key == 3 && g[0].st.count == 3, "grouped by fd, without fd-less ones");
+	free(g);
+	ok(blocking__is_blocked_state(1) && blocking__is_blocked_state(2) &&
+		   !blocking__is_blocked_state(0) && !blocking__is_blocked_state(0x80),
+	   "sleeping states block; running and dead ones do not");
+}
+
+int main(void)
+{
+	episodes();
+	filters();
+	stats();
+	return done_testing();
+}
