@@ -26,6 +26,9 @@ struct state {
 	struct block_report *r;
 	size_t cap_eps;
 	size_t *next; /* per episode: the next one of the same thread awaiting its return */
+	bool last_thr;
+	uint32_t last_tid;
+	size_t last_idx;
 };
 
 bool blocking__is_blocked_state(uint32_t state)
@@ -36,7 +39,12 @@ bool blocking__is_blocked_state(uint32_t state)
 static struct thr *thr(struct state *s, uint32_t tid)
 {
 	bool created;
-	uint64_t *slot = u64map__slot(&s->idx, tid, &created);
+	uint64_t *slot;
+
+	/* Consecutive events mostly concern the same few threads. */
+	if (s->last_thr && s->last_tid == tid)
+		return &s->thr[s->last_idx];
+	slot = u64map__slot(&s->idx, tid, &created);
 
 	if (created) {
 		xgrow((void **)&s->thr, &s->cap_thr, s->nr_thr + 1, sizeof(*s->thr));
@@ -45,6 +53,9 @@ static struct thr *thr(struct state *s, uint32_t tid)
 		s->thr[s->nr_thr].unmatched = NO_EPISODE;
 		s->nr_thr++;
 	}
+	s->last_thr = true;
+	s->last_tid = tid;
+	s->last_idx = *slot;
 	return &s->thr[*slot];
 }
 
@@ -52,8 +63,10 @@ static void emit(struct state *s, struct thr *th)
 {
 	size_t i = s->r->nr;
 
-	xgrow((void **)&s->r->eps, &s->cap_eps, i + 1, sizeof(*s->r->eps));
-	s->next = xrealloc(s->next, s->cap_eps * sizeof(*s->next));
+	if (i + 1 > s->cap_eps) {
+		xgrow((void **)&s->r->eps, &s->cap_eps, i + 1, sizeof(*s->r->eps));
+		s->next = xrealloc(s->next, s->cap_eps * sizeof(*s->next));
+	}
 	s->r->eps[i] = th->ep;
 	s->r->nr++;
 	s->next[i] = NO_EPISODE;
