@@ -1,0 +1,140 @@
+#!/bin/bash
+# --mode=nostop: the exact-stack fixtures (C and C++, all three builds, dynamic and static
+# binary) come out exact while the target never stops: the kernel's scheduler events show
+# no thread switching out traced or stopped, and TracerPid stays 0. Kernel frames with
+# --kernel: the pipe reader sits in the kernel's pipe read path.
+. "$(dirname "$0")/lib.sh"
+need_root
+command -v bpftrace >/dev/null || skip_all "bpftrace is needed to count stops"
+command -v python3 >/dev/null || skip_all "python3 is needed to check the stacks"
+
+# Every switch-out of a thread in TASK_STOPPED (4) or TASK_TRACED (8), per process. This
+# kernel reports prev_state as the /proc state bit, so 0xc catches both.
+cat >"$TMP/stops.bt" <<'EOF'
+tracepoint:sched:sched_switch
+/args->prev_state & 0xc/
+{
+	@stops[pid] = count();
+}
+END
+{
+	print(@stops);
+	clear(@stops);
+}
+EOF
+bpftrace "$TMP/stops.bt" >"$TMP/bt.out" 2>&1 &
+BT=$!
+_pids="$_pids $BT"
+for _ in $(seq 500); do grep -q Attaching "$TMP/bt.out" && break; sleep 0.02; done
+sleep 0.5
+stops_of() { sed -n "s/^@stops\[$1\]: //p" "$TMP/bt.out"; }
+
+# Watches TracerPid of $1 every few ms until $2 exists; writes what it saw to $3.
+watch_tracer() {
+	local seen=0
+	: >"$3"
+	while [ ! -e "$2" ]; do
+		t=$(tracer_of "$1" 2>/dev/null)
+		[ -n "$t" ] && [ "$t" != 0 ] && seen=$t
+		sleep 0.002
+	done
+	echo "$seen" >"$3"
+}
+
+check_exact() { # LABEL FIXTURE JSON
+	local out next
+	out=$(python3 "$TOP/tests/integration/expect_stacks.py" \
+		"$TOP/tests/fixtures/stackfix-${2%%-*}.expect" "$FIXTURES/stackfix-$2" "$3" \
+		$((_n + 1)) "$1: " 2>&1)
+	printf '%s\n' "$out" | grep -v '^# next'
+	next=$(printf '%s\n' "$out" | sed -n 's/^# next //p')
+	if [ -z "$next" ]; then
+		ok 1 "$1: the stacks can be checked"
+		printf '%s\n' "$out" | sed 's/^/#   /'
+		return
+	fi
+	_n=$((next - 1))
+	_failed=$((_failed + $(printf '%s\n' "$out" | grep -c '^not ok')))
+}
+
+WATCHED=""
+for bin in "$SRVSCOPE" "${SRVSCOPE}-static"; do
+	[ -x "$bin" ] || { [ -n "${SRVSCOPE_NO_STATIC:-}" ] && continue; }
+	b=$(basename "$bin")
+	for fix in c-pie c-debuglink c-O2 cxx-pie cxx-debuglink cxx-O2; do
+		start_fixture "$FIXTURES/stackfix-$fix" || { ok 1 "start stackfix-$fix"; continue; }
+		WATCHED="$WATCHED $FPID"
+		rm -f "$TMP/done"
+		watch_tracer "$FPID" "$TMP/done" "$TMP/tracer" &
+		"$bin" stacks -p "$FPID" --mode=nostop --format=json >"$TMP/out.json" 2>"$TMP/err"
+		rc=$?
+		touch "$TMP/done"
+		wait $!
+		is "$rc" 0 "$b stacks --mode=nostop $fix exits 0"
+		[ -s "$TMP/err" ] && sed 's/^/#   stderr: /' "$TMP/err"
+		like "$(cat "$TMP/out.json")" '"mode": "nostop"' "$b $fix: nostop mode used"
+		check_exact "$b nostop $fix" "$fix" "$TMP/out.json"
+		is "$(cat "$TMP/tracer")" 0 "$b $fix: TracerPid stayed 0 while sampling"
+		like "$(states_of "$FPID")" '^[SR]+$' "$b $fix: no thread stopped afterwards"
+		kill -KILL "$FPID"
+		wait "$FPID" 2>/dev/null
+	done
+done
+
+# auto picks nostop on this kernel; repeated samples in one process reuse the iterator.
+start_fixture "$FIXTURES/stackfix-c-O2" || ok 1 "start stackfix-c-O2"
+WATCHED="$WATCHED $FPID"
+"$SRVSCOPE" stacks -p "$FPID" -n 20 -i 5 --format=json >"$TMP/auto.json" 2>"$TMP/err"
+is "$?" 0 "auto mode, 20 samples: exits 0"
+like "$(cat "$TMP/auto.json")" '"mode": "nostop"' "auto mode chooses nostop here"
+like "$(cat "$TMP/auto.json")" '"samples": 20' "20 samples aggregated"
+like "$(cat "$TMP/auto.json")" '"total": 0,' "no stall reported in nostop mode"
+
+# Kernel frames: below the user frames, marked, and the pipe reader in the pipe read path.
+"$SRVSCOPE" stacks -p "$FPID" --mode=nostop --kernel --format=json >"$TMP/k.json" 2>"$TMP/err"
+is "$?" 0 "--kernel: exits 0"
+python3 - "$TMP/k.json" >"$TMP/k.check" <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for g in doc["groups"]:
+    names = {t["name"] for t in g["threads"]}
+    kern = [f for f in g["frames"] if f["kernel"]]
+    user = [f for f in g["frames"] if not f["kernel"]]
+    first_user = next((i for i, f in enumerate(g["frames"]) if not f["kernel"]), len(g["frames"]))
+    ordered = all(f["kernel"] for f in g["frames"][:first_user]) and not any(f["kernel"] for f in g["frames"][first_user:])
+    if "fix-pipe" in names:
+        print("pipe_kernel", ";".join(f["symbol"] or "?" for f in kern))
+        print("pipe_user", ";".join(f["symbol"] or "?" for f in user))
+    if names & {"fix-mutex", "fix-cond", "fix-sleep", "fix-epoll", "fix-pipe"}:
+        print("blocked_has_kernel", 1 if kern else 0, sorted(names)[0])
+    print("ordered", 1 if ordered else 0)
+EOF
+like "$(grep '^pipe_kernel' "$TMP/k.check")" 'pipe_read' "--kernel: the pipe reader shows the kernel's pipe read path"
+like "$(grep '^pipe_kernel' "$TMP/k.check")" 'ksys_read|vfs_read' "--kernel: ... entered through read"
+like "$(grep '^pipe_user' "$TMP/k.check")" 'pipe_inner;pipe_middle;pipe_outer;pipe_thread' \
+	"--kernel: the user frames are still there, below"
+is "$(grep -c '^blocked_has_kernel 0' "$TMP/k.check")" 0 "--kernel: every blocked group has kernel frames"
+is "$(grep -c '^ordered 0' "$TMP/k.check")" 0 "--kernel: kernel frames come before (inside) the user frames"
+check_exact "nostop --kernel c-O2" c-O2 "$TMP/k.json"
+"$SRVSCOPE" stacks -p "$FPID" --mode=nostop --kernel --format=folded >"$TMP/k.folded" 2>"$TMP/err"
+like "$(grep '^fix-pipe' "$TMP/k.folded")" 'pipe_inner;.*pipe_read_\[k\]' "--kernel folded: kernel frames marked _[k]"
+
+# The stop counter works: ptrace mode on another fixture must show up in it.
+start_fixture "$FIXTURES/stackfix-c-pie" || ok 1 "start stackfix-c-pie"
+PT=$FPID
+"$SRVSCOPE" stacks -p "$PT" --mode=ptrace >/dev/null 2>&1
+sleep 0.5
+# bpftrace has been seen to miss a SIGINT on a busy machine: repeat until it prints.
+for _ in $(seq 20); do
+	kill -INT "$BT" 2>/dev/null || break
+	for _ in $(seq 20); do kill -0 "$BT" 2>/dev/null || break; sleep 0.05; done
+done
+wait "$BT"
+check "the stop counter sees ptrace mode's stops (so it works)" [ "$(stops_of "$PT")" -gt 0 ]
+total=0
+for p in $WATCHED; do
+	s=$(stops_of "$p")
+	[ -n "$s" ] && diag "process $p: $s stops" && total=$((total + s))
+done
+is "$total" 0 "nostop: zero thread stops in the kernel's scheduler events (all $(echo $WATCHED | wc -w) targets)"
+done_testing
