@@ -33,18 +33,16 @@
 /* x86-64 perf user registers: AX..SS (0-11) and R8..R15 (16-23); DS..GS are refused. */
 #define PERF_REGS_MASK 0xff0fffull
 
-/* A loaded iterator: bound to one target and one set of settings. */
-struct loaded {
+/* The iterator, loaded once per process and kept: loading costs tens of milliseconds
+ * (libbpf reads and parses the kernel's BTF, the verifier runs), so the target and the
+ * settings are written into its .bss before each run instead of being fixed at load. The
+ * link, bound to one target, is kept until the target changes. */
+static struct {
 	struct taskstack_bpf *skel;
 	struct bpf_link *link; /* iterates the threads of tgid */
 	pid_t tgid;
-	size_t stack_size;
-	bool kernel;
-};
-
-/* The one nostop__capture uses, kept for the life of the process and reloaded only when
- * the target or the settings change; and the read buffer for the iterator's output. */
-static struct loaded ns;
+} ns;
+/* The read buffer for the iterator's output. */
 static uint8_t *rbuf;
 static size_t rbuf_cap;
 
@@ -55,18 +53,9 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-static void loaded__unload(struct loaded *l)
-{
-	bpf_link__destroy(l->link);
-	l->link = NULL;
-	taskstack_bpf__destroy(l->skel);
-	l->skel = NULL;
-	l->tgid = 0;
-}
-
 /* An iterator link over one process (tid == 0) or one thread. Kernels before 6.1 cannot
  * filter: then it visits every task and the program keeps the target's. */
-static struct bpf_link *loaded__link(struct loaded *l, pid_t tid)
+static struct bpf_link *nostop__link(pid_t tgid, pid_t tid)
 {
 	union bpf_iter_link_info linfo;
 	LIBBPF_OPTS(bpf_iter_attach_opts, o, .link_info = &linfo, .link_info_len = sizeof(linfo));
@@ -76,22 +65,21 @@ static struct bpf_link *loaded__link(struct loaded *l, pid_t tid)
 	if (tid)
 		linfo.task.tid = tid;
 	else
-		linfo.task.pid = l->tgid;
-	link = bpf_program__attach_iter(l->skel->progs.taskstack, &o);
+		linfo.task.pid = tgid;
+	link = bpf_program__attach_iter(ns.skel->progs.taskstack, &o);
 	if (!link && errno == EINVAL && !tid)
-		link = bpf_program__attach_iter(l->skel->progs.taskstack, NULL);
+		link = bpf_program__attach_iter(ns.skel->progs.taskstack, NULL);
 	return link;
 }
 
-/* Loads the iterator for tgid and links it. Returns 0 or -errno (nothing printed). */
-static int loaded__load(struct loaded *l, pid_t tgid, size_t stack_size, bool kernel)
+/* Loads the iterator if it is not yet. Returns 0 or -errno (nothing printed). */
+static int nostop__load(void)
 {
 	struct taskstack_bpf *skel;
 	int err, ncpus;
 
-	if (l->skel && l->tgid == tgid && l->stack_size == stack_size && l->kernel == kernel)
+	if (ns.skel)
 		return 0;
-	loaded__unload(l);
 	libbpf_set_print(libbpf_quiet);
 	skel = taskstack_bpf__open();
 	if (!skel)
@@ -104,27 +92,37 @@ static int loaded__load(struct loaded *l, pid_t tgid, size_t stack_size, bool ke
 	err = bpf_map__set_max_entries(skel->maps.scratch, ncpus);
 	if (err)
 		goto out_destroy;
-	skel->rodata->target_tgid = tgid;
-	skel->rodata->stack_size = stack_size;
-	skel->rodata->want_kernel = kernel;
 	err = taskstack_bpf__load(skel);
 	if (err)
 		goto out_destroy;
-	l->skel = skel;
-	l->tgid = tgid;
-	l->stack_size = stack_size;
-	l->kernel = kernel;
-	l->link = loaded__link(l, 0);
-	if (!l->link) {
-		err = -errno;
-		loaded__unload(l);
-		return err;
-	}
+	ns.skel = skel;
 	return 0;
 
 out_destroy:
 	taskstack_bpf__destroy(skel);
 	return err < 0 ? err : -EINVAL;
+}
+
+/* Points the iterator at tgid with these settings. Returns 0 or -errno. */
+static int nostop__target(pid_t tgid, size_t stack_size, bool kernel)
+{
+	int err = nostop__load();
+
+	if (err)
+		return err;
+	ns.skel->bss->target_tgid = tgid;
+	ns.skel->bss->stack_size = stack_size;
+	ns.skel->bss->want_kernel = kernel;
+	if (ns.link && ns.tgid == tgid)
+		return 0;
+	bpf_link__destroy(ns.link);
+	ns.link = nostop__link(tgid, 0);
+	if (!ns.link) {
+		ns.tgid = 0;
+		return -errno;
+	}
+	ns.tgid = tgid;
+	return 0;
 }
 
 typedef void (*rec_fn)(const struct taskstack_rec *rec, const uint8_t *stack, void *arg);
@@ -286,7 +284,7 @@ static void retry_record(const struct taskstack_rec *rec, const uint8_t *stack, 
 	fill_regs(t, rec);
 	fill_stack(t, stack, rec->stack_len);
 	t->nr_kips = 0;
-	if (ns.kernel)
+	if (ns.skel->bss->want_kernel)
 		fill_kips(t, rec);
 	t->flags &= ~(THREAD_RUNNING | THREAD_UNRESOLVED);
 }
@@ -507,7 +505,7 @@ static void resolve_running(struct capture_ctx *c, size_t stack_size)
 		perf_probe__close(&probes[i]);
 		if (!(t->flags & THREAD_UNRESOLVED))
 			continue;
-		link = loaded__link(&ns, t->tid);
+		link = nostop__link(ns.tgid, t->tid);
 		if (link) {
 			nostop__iterate(link, retry_record, t);
 			bpf_link__destroy(link);
@@ -546,7 +544,7 @@ int nostop__capture(pid_t pid, const struct stacks_opts *opts, struct snapshot *
 	}
 	snap->mode = "nostop";
 	snap->start_ns = now_ns();
-	err = loaded__load(&ns, pid, stack_size, opts->kernel);
+	err = nostop__target(pid, stack_size, opts->kernel);
 	if (err)
 		return load_error(err);
 	nr = nostop__iterate(ns.link, add_record, &c);
@@ -582,7 +580,6 @@ int nostop__capture(pid_t pid, const struct stacks_opts *opts, struct snapshot *
 static bool probe(char *why, size_t len)
 {
 	struct capture_ctx c = {0};
-	struct loaded l = {0};
 	struct snapshot *snap;
 	int err, nr;
 
@@ -592,7 +589,7 @@ static bool probe(char *why, size_t len)
 			 "build it with CONFIG_DEBUG_INFO_BTF=y)");
 		return false;
 	}
-	err = loaded__load(&l, getpid(), TASKSTACK_PAGE, false);
+	err = nostop__target(getpid(), TASKSTACK_PAGE, false);
 	if (err == -EPERM || err == -EACCES) {
 		snprintf(why, len,
 			 "permission to load BPF programs (run as root, or grant "
@@ -608,10 +605,13 @@ static bool probe(char *why, size_t len)
 	}
 	snap = snapshot__new(getpid());
 	c.snap = snap;
-	nr = nostop__iterate(l.link, add_record, &c);
+	nr = nostop__iterate(ns.link, add_record, &c);
 	free(c.running);
 	snapshot__delete(snap);
-	loaded__unload(&l);
+	/* The loaded program stays for the captures to come; the link was for us only. */
+	bpf_link__destroy(ns.link);
+	ns.link = NULL;
+	ns.tgid = 0;
 	if (nr <= 0) {
 		snprintf(why, len, "a working BPF task iterator (%s)",
 			 nr < 0 ? strerror(-nr) : "it saw no thread");
