@@ -88,19 +88,19 @@ FIXLIBS  := $(patsubst tests/fixtures/%.c,$(FIX)/%.so,$(wildcard tests/fixtures/
 
 fixtures: $(STACKFIX) $(OTHERFIX) $(FIXLIBS)
 
-$(FIX)/stackfix-c-pie: tests/fixtures/stackfix.c
+$(FIX)/stackfix-c-pie: tests/fixtures/stackfix.c tests/fixtures/fixture.h
 	$(call msg,FIX,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXFLAGS) -O0 -fPIE -pie -o $@ $<
-$(FIX)/stackfix-c-O2: tests/fixtures/stackfix.c
+$(FIX)/stackfix-c-O2: tests/fixtures/stackfix.c tests/fixtures/fixture.h
 	$(call msg,FIX,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXFLAGS) -O2 -fomit-frame-pointer -o $@ $<
-$(FIX)/stackfix-cxx-pie: tests/fixtures/stackfix.cc
+$(FIX)/stackfix-cxx-pie: tests/fixtures/stackfix.cc tests/fixtures/fixture.h
 	$(call msg,FIX,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) $(FIXFLAGS) -O0 -fPIE -pie -o $@ $<
-$(FIX)/stackfix-cxx-O2: tests/fixtures/stackfix.cc
+$(FIX)/stackfix-cxx-O2: tests/fixtures/stackfix.cc tests/fixtures/fixture.h
 	$(call msg,FIX,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) $(FIXFLAGS) -O2 -fomit-frame-pointer -o $@ $<
@@ -111,18 +111,18 @@ $(FIX)/stackfix-%-debuglink: $(FIX)/stackfix-%-pie
 	$(Q)strip --strip-all -o $@ $<
 	$(Q)cd $(@D) && objcopy --add-gnu-debuglink=$(@F).debug $(@F)
 
-$(FIX)/%.so: tests/fixtures/%.c
+$(FIX)/%.so: tests/fixtures/%.c tests/fixtures/fixture.h
 	$(call msg,FIXLIB,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXFLAGS) -O0 -fPIC -shared -o $@ $<
-$(FIX)/%: tests/fixtures/%.c
+$(FIX)/%: tests/fixtures/%.c tests/fixtures/fixture.h
 	$(call msg,FIX,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXFLAGS) -O1 -fno-omit-frame-pointer -o $@ $< -ldl
 
 # The bundled demo server and its load client.
 demo-bins: $(BUILD)/demo-server $(BUILD)/demo-client
-$(BUILD)/demo-%: demo/demo-%.c
+$(BUILD)/demo-%: demo/demo-%.c demo/demo.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -Wall -pthread -o $@ $<

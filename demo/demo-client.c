@@ -8,7 +8,6 @@
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,52 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#define DEMO_NAME "demo-client"
+#include "demo.h"
+
 static struct sockaddr_in server = {.sin_family = AF_INET};
 static volatile int stopping;
 static unsigned long total_requests;
 static int failures, live;
-
-__attribute__((format(printf, 1, 2))) static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "demo-client: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(1);
-}
-
-static long parse_long(const char *s, const char *option, long min, long max)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < min || v > max)
-		die("invalid value '%s' for %s: must be %ld..%ld", s, option, min, max);
-	return v;
-}
-
-static int send_all(int fd, const char *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len) {
-		n = send(fd, buf, len, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n == 0)
-			errno = 0;
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= n;
-	}
-	return 0;
-}
 
 /* Reads up to and including the next '\n' (replies are short, one per request). */
 static int read_line(int fd, char *buf, size_t size)
@@ -105,7 +65,7 @@ static void *client_main(void *arg)
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
 	while (!stopping) {
 		n = snprintf(req, sizeof(req), "get key-%ld-%lu\n", id, done % 1000);
-		if (send_all(fd, req, n) || read_line(fd, reply, sizeof(reply))) {
+		if (demo_send_all(fd, req, n) || read_line(fd, reply, sizeof(reply))) {
 			if (!stopping)
 				fprintf(stderr, "demo-client: %s: connection lost: %s\n", name,
 					errno ? strerror(errno) : "closed by the server");
@@ -129,8 +89,8 @@ static void probe_server(void)
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	if (fd < 0 || connect(fd, (struct sockaddr *)&server, sizeof(server)))
-		die("cannot connect to 127.0.0.1:%d: %s (is demo-server running? see -p)",
-		    ntohs(server.sin_port), strerror(errno));
+		demo_die("cannot connect to 127.0.0.1:%d: %s (is demo-server running? see -p)",
+			 ntohs(server.sin_port), strerror(errno));
 	close(fd);
 }
 
@@ -154,13 +114,13 @@ int main(int argc, char **argv)
 	while ((opt = getopt(argc, argv, "p:c:d:h")) != -1) {
 		switch (opt) {
 		case 'p':
-			port = parse_long(optarg, "-p", 1, 65535);
+			port = demo_parse_long(optarg, "-p", 1, 65535);
 			break;
 		case 'c':
-			nconns = parse_long(optarg, "-c", 1, 10000);
+			nconns = demo_parse_long(optarg, "-c", 1, 10000);
 			break;
 		case 'd':
-			seconds = parse_long(optarg, "-d", 1, 86400);
+			seconds = demo_parse_long(optarg, "-d", 1, 86400);
 			break;
 		default:
 			fprintf(opt == 'h' ? stdout : stderr,
@@ -173,21 +133,18 @@ int main(int argc, char **argv)
 	server.sin_port = htons(port);
 	server.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	demo_hold_stop_signals(&sigs);
 
 	probe_server();
 	threads = calloc(nconns, sizeof(*threads));
 	if (!threads)
-		die("out of memory");
+		demo_die("out of memory");
 	live = nconns;
 	start = now_s();
 	for (i = 0; i < nconns; i++)
 		if ((errno = pthread_create(&threads[i], NULL, client_main,
 					    (void *)(intptr_t)(i + 1))))
-			die("pthread_create: %s", strerror(errno));
+			demo_die("pthread_create: %s", strerror(errno));
 	/* Until the duration is over, a signal asks us to stop, or every connection is gone. */
 	while (__atomic_load_n(&live, __ATOMIC_RELAXED)) {
 		left = seconds - (now_s() - start);

@@ -9,7 +9,6 @@
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,9 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#define DEMO_NAME "demo-server"
+#include "demo.h"
 
 #define MAX_LINE   1024
 #define TABLE_SIZE 256
@@ -58,30 +60,6 @@ static struct {
 static int epoll_fd, listen_fd, stop_fd; /* stop_fd: eventfd that ends the acceptor */
 static volatile int stopping;
 static int log_fd;
-
-__attribute__((format(printf, 1, 2))) static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "demo-server: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(1);
-}
-
-static long parse_long(const char *s, const char *option, long min, long max)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < min || v > max)
-		die("invalid value '%s' for %s: must be %ld..%ld", s, option, min, max);
-	return v;
-}
 
 static void queue_push(struct conn *c)
 {
@@ -229,22 +207,6 @@ __attribute__((noinline)) static unsigned long table_update(uint64_t digest)
 	return hits;
 }
 
-static int send_all(int fd, const char *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len) {
-		n = send(fd, buf, len, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= n;
-	}
-	return 0;
-}
-
 __attribute__((noinline)) static int handle_request(struct conn *c, const char *line, size_t len)
 {
 	uint64_t digest = compute_digest(line, len);
@@ -253,7 +215,7 @@ __attribute__((noinline)) static int handle_request(struct conn *c, const char *
 	int n;
 
 	n = snprintf(reply, sizeof(reply), "%016llx %lu\n", (unsigned long long)digest, hits);
-	return send_all(c->fd, reply, n);
+	return demo_send_all(c->fd, reply, n);
 }
 
 /* Reads what the client sent (a blocking read: the acceptor saw it readable), answers every
@@ -346,20 +308,20 @@ static void listen_on(long port)
 	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (listen_fd < 0)
-		die("socket: %s", strerror(errno));
+		demo_die("socket: %s", strerror(errno));
 	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(listen_fd, (struct sockaddr *)&addr, sizeof(addr)))
-		die("cannot listen on 127.0.0.1:%ld: %s (choose another port with -p)", port,
-		    strerror(errno));
+		demo_die("cannot listen on 127.0.0.1:%ld: %s (choose another port with -p)", port,
+			 strerror(errno));
 	if (listen(listen_fd, 128))
-		die("listen: %s", strerror(errno));
+		demo_die("listen: %s", strerror(errno));
 	getsockname(listen_fd, (struct sockaddr *)&addr, &alen);
 	fprintf(stderr, "demo-server: listening on 127.0.0.1:%d\n", ntohs(addr.sin_port));
 
 	epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (epoll_fd < 0 || stop_fd < 0)
-		die("epoll/eventfd: %s", strerror(errno));
+		demo_die("epoll/eventfd: %s", strerror(errno));
 	ev.data.ptr = &listen_fd;
 	epoll_ctl(epoll_fd, EPOLL_CTL_ADD, listen_fd, &ev);
 	ev.data.ptr = &stop_fd;
@@ -388,10 +350,10 @@ int main(int argc, char **argv)
 	while ((opt = getopt(argc, argv, "p:w:l:h")) != -1) {
 		switch (opt) {
 		case 'p':
-			port = parse_long(optarg, "-p", 0, 65535);
+			port = demo_parse_long(optarg, "-p", 0, 65535);
 			break;
 		case 'w':
-			nworkers = parse_long(optarg, "-w", 1, 1024);
+			nworkers = demo_parse_long(optarg, "-w", 1, 1024);
 			break;
 		case 'l':
 			log_path = optarg;
@@ -411,25 +373,22 @@ int main(int argc, char **argv)
 	}
 	log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (log_fd < 0)
-		die("cannot open log %s: %s", log_path, strerror(errno));
+		demo_die("cannot open log %s: %s", log_path, strerror(errno));
 
 	/* Only the main thread takes these, with sigwait; every thread inherits the mask. */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	demo_hold_stop_signals(&sigs);
 
 	listen_on(port);
 	workers = calloc(nworkers, sizeof(*workers));
 	if (!workers)
-		die("out of memory");
+		demo_die("out of memory");
 	for (i = 0; i < nworkers; i++)
 		if ((errno = pthread_create(&workers[i], NULL, worker_main,
 					    (void *)(intptr_t)(i + 1))))
-			die("pthread_create: %s", strerror(errno));
+			demo_die("pthread_create: %s", strerror(errno));
 	if ((errno = pthread_create(&acceptor, NULL, acceptor_main, NULL)) ||
 	    (errno = pthread_create(&flusher, NULL, flusher_main, NULL)))
-		die("pthread_create: %s", strerror(errno));
+		demo_die("pthread_create: %s", strerror(errno));
 	printf("ready\n");
 	fflush(stdout);
 
@@ -439,7 +398,7 @@ int main(int argc, char **argv)
 	/* Stop accepting, wake workers blocked in read, drain the queue, stop the flusher. */
 	stopping = 1;
 	if (write(stop_fd, &one, sizeof(one)) != sizeof(one))
-		die("eventfd: %s", strerror(errno));
+		demo_die("eventfd: %s", strerror(errno));
 	pthread_join(acceptor, NULL);
 	pthread_mutex_lock(&conns.lock);
 	for (c = conns.head; c; c = c->next)
