@@ -6,20 +6,23 @@
 need_root
 ROUNDS=${CHURN_ROUNDS:-200}
 start_fixture "$FIXTURES/churn" -v || { ok 1 "churn fixture starts"; done_testing; }
-# readdir of /proc/PID/task can miss threads while others come and go: take the best of 3.
-count_creators() {
-	local best=0 c
-	for _ in 1 2 3; do
-		c=$(cat /proc/"$FPID"/task/*/comm 2>/dev/null | grep -c '^churn-creator' || true)
-		[ "$c" -gt "$best" ] && best=$c
-		[ "$best" -ge "${creators:-1000}" ] && break
-	done
-	echo "$best"
+# The creators are the churn-creator threads present in two reads 0.2 s apart (a new
+# short-lived thread carries its creator's name for a moment); each is then checked by
+# its own /proc entry, since readdir of /proc/PID/task can miss threads under churn.
+creator_tids() {
+	for f in /proc/"$FPID"/task/*/comm; do
+		[ "$(cat "$f" 2>/dev/null)" = churn-creator ] && basename "$(dirname "$f")"
+	done | sort
 }
-base=$(ls /proc/"$FPID"/task | wc -l)
-creators=$(count_creators)
+a=$(creator_tids); sleep 0.2; b=$(creator_tids)
+CREATORS=$(comm -12 <(echo "$a") <(echo "$b"))
+creators=$(echo "$CREATORS" | grep -c . || true)
 diag "churn pid $FPID, $creators creator threads"
-check "churn has its long-lived creator threads" [ "$creators" -gt 0 ]
+check "churn has its long-lived creator threads" [ "$creators" -eq 8 ]
+creators_alive() {
+	local t
+	for t in $CREATORS; do [ -d /proc/"$FPID"/task/"$t" ] || return 1; done
+}
 bad_alive=0 bad_traced=0 bad_stopped=0 bad_lost=0 completed=0 killed=0
 for i in $(seq 1 "$ROUNDS"); do
 	if [ $((i % 2)) -eq 0 ]; then
@@ -37,7 +40,7 @@ for i in $(seq 1 "$ROUNDS"); do
 	[ "$(tracer_of "$FPID")" = 0 ] || bad_traced=$((bad_traced + 1))
 	# A thread in ptrace-stop shows 't', in group-stop 'T'.
 	case "$(states_of "$FPID")" in *t* | *T*) bad_stopped=$((bad_stopped + 1)) ;; esac
-	[ "$(count_creators)" -ge "$creators" ] || bad_lost=$((bad_lost + 1))
+	creators_alive || bad_lost=$((bad_lost + 1))
 done
 diag "$completed completed snapshots, $killed killed mid-way"
 is "$bad_alive" 0 "churn process alive after every round"
