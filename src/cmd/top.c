@@ -46,6 +46,8 @@ struct top {
 	/* Screen mode: aggregates without [0] and with [1] kernel frames, since the start
 	 * and for the latest sample only. */
 	struct stack_agg *cum[2], *last[2];
+	struct snapshot *snap; /* the latest sample */
+	char comm[16];
 	bool kernel_captured;
 	bool show_kernel; /* --kernel */
 	struct tui_status st;
@@ -59,12 +61,14 @@ static void top__drop_aggs(struct stack_agg **aggs)
 	aggs[0] = aggs[1] = NULL;
 }
 
-/* Takes one sample into the aggregates and the header's figures. Returns 0, or -1 when
- * the target cannot be sampled any more (message printed). */
+/* Takes one sample into the cumulative aggregates and the header's figures; the
+ * latest-sample aggregates are built when shown. Returns 0, or -1 when the target cannot
+ * be sampled any more (message printed). */
 static int top__sample(struct top *tp)
 {
 	struct snapshot *snap;
 	uint64_t t0 = now_ns();
+	size_t i;
 	int k;
 
 	snap = stacks_session__sample(tp->session);
@@ -75,29 +79,39 @@ static int top__sample(struct top *tp)
 	tp->st.threads = snap->nr_threads;
 	tp->st.samples++;
 	tp->st.mode = stacks_session__mode(tp->session);
-	top__drop_aggs(tp->last);
+	tp->st.stall_ns = tp->st.stall_max_ns = 0;
+	for (i = 0; i < snap->nr_threads; i++) {
+		tp->st.stall_ns += snap->threads[i].stall_ns;
+		if (snap->threads[i].stall_ns > tp->st.stall_max_ns)
+			tp->st.stall_max_ns = snap->threads[i].stall_ns;
+	}
+	memcpy(tp->comm, snap->comm, sizeof(tp->comm));
+	tp->st.comm = tp->comm;
 	for (k = 0; k <= (int)tp->kernel_captured; k++) {
 		if (!tp->cum[k])
 			tp->cum[k] = stack_agg__new(k);
 		stack_agg__add(tp->cum[k], snap);
 		stack_agg__sort(tp->cum[k]);
-		tp->last[k] = stack_agg__new(k);
-		stack_agg__add(tp->last[k], snap);
-		stack_agg__sort(tp->last[k]);
 	}
-	tp->st.comm = tp->last[0]->comm;
 	tp->st.cum_samples = tp->cum[0]->samples;
-	tp->st.stall_ns = tp->last[0]->stall.total_ns;
-	tp->st.stall_max_ns = tp->last[0]->stall.max_ns;
-	snapshot__delete(snap);
+	top__drop_aggs(tp->last);
+	snapshot__delete(tp->snap);
+	tp->snap = snap;
 	return 0;
 }
 
-static const struct stack_agg *top__shown(const struct top *tp, const struct tui_view *v)
+static const struct stack_agg *top__shown(struct top *tp, const struct tui_view *v)
 {
 	int k = v->show_kernel && tp->kernel_captured;
 
-	return v->cumulative ? tp->cum[k] : tp->last[k];
+	if (v->cumulative)
+		return tp->cum[k] ? tp->cum[k] : tp->cum[0]; /* kernel stacks just turned on */
+	if (!tp->last[k] && tp->snap) {
+		tp->last[k] = stack_agg__new(k);
+		stack_agg__add(tp->last[k], tp->snap);
+		stack_agg__sort(tp->last[k]);
+	}
+	return tp->last[k] ? tp->last[k] : tp->last[0];
 }
 
 /* 'k' without kernel stacks being taken: start taking them, with a new session in the
@@ -117,6 +131,15 @@ static void top__capture_kernel(struct top *tp)
 			 "messages after exit)");
 		return;
 	}
+	/* The latest sample's frames name strings of the old session: aggregate them first. */
+	top__drop_aggs(tp->last);
+	if (tp->snap) {
+		tp->last[0] = stack_agg__new(false);
+		stack_agg__add(tp->last[0], tp->snap);
+		stack_agg__sort(tp->last[0]);
+	}
+	snapshot__delete(tp->snap);
+	tp->snap = NULL;
 	stacks_session__delete(tp->session);
 	tp->session = s;
 	tp->cl.opts = opts;
@@ -155,7 +178,7 @@ static int top__screen(struct top *tp)
 			refreshes++;
 			rebuild = true;
 		}
-		if (rebuild && tp->last[0]) {
+		if (rebuild && tp->cum[0]) {
 			tui_view__build(&view, top__shown(tp, &view));
 			dirty = true;
 		}
@@ -318,6 +341,7 @@ int cmd_top(int argc, char **argv)
 	ret = screen ? top__screen(&tp) : top__stream(&tp);
 	top__drop_aggs(tp.cum);
 	top__drop_aggs(tp.last);
+	snapshot__delete(tp.snap);
 	stacks_session__delete(tp.session);
 	return ret;
 }

@@ -77,7 +77,10 @@ for mode in nostop ptrace; do
 	is "$(val snapshots)" 80 "$mode: 80 snapshots"
 	check "$mode: the library's thread seen in many snapshots ($(val lib_snapshots))" \
 		[ "$(val lib_snapshots)" -ge 20 ]
-	is "$(val lib_right)" "$(val lib_snapshots)" "$mode: its chain lib_thread;lib_outer;lib_inner right every time"
+	# A sample that lands as the library is being unloaded finds it gone by the time it is
+	# symbolized: at most one such sample per unload may leave frames unnamed.
+	check "$mode: its chain lib_thread;lib_outer;lib_inner right ($(val lib_right) of $(val lib_snapshots), all but at most one per unload)" \
+		[ "$(val lib_right)" -ge $(($(val lib_snapshots) - 4)) ]
 	check "$mode: the library was met at several addresses ($(val lib_addresses))" \
 		[ "$(val lib_addresses)" -ge 2 ]
 	is "$(val home_right)" 80 "$mode: the home thread right in every snapshot"
