@@ -20,8 +20,6 @@ const volatile __u64 stack_refresh_ns = 100 * 1000 * 1000ull;
 const volatile __u64 wakeup_bytes = 1 << 20; /* wake user space past this much data */
 const volatile __u32 self_tgid = 0;	   /* srvscope itself, never a target */
 
-#define CTX_DEPTH 4
-#define CTX_STALE_NS (50 * 1000 * 1000ull)
 #define PF_KTHREAD 0x00200000
 #define TASK_RUNNING 0
 
@@ -30,12 +28,10 @@ struct {
 	__uint(max_entries, 16 << 20); /* user space resizes it before loading */
 } events SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32);
-	__type(value, __u8);
-} targets SEC(".maps");
+/* The target processes, one bit per tgid (PID_MAX_LIMIT is 4M): a test in the hot path
+ * costs a load, not a hash lookup. User space sets bits through the mapped .bss. */
+#define TARGET_WORDS (4194304 / 64)
+__u64 target_bits[TARGET_WORDS];
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -61,20 +57,15 @@ struct {
 	__type(value, struct rec_stack);
 } stack_scratch SEC(".maps");
 
-struct irq_level {
-	__u64 ts;
-	__u32 kind; /* enum wake_kind */
-	__u32 detail;
-	union {
-		char name[REC_COMM_LEN];
-		__u64 func;
-	};
-};
-
+/* What this CPU is running besides tasks: for each kind of context, the order in which it
+ * was entered (0 when not in it). The innermost, entered last, is the waker. Softirqs do
+ * not nest, nor do hard irq handlers; a hard irq can interrupt a softirq or a timer
+ * callback, an hrtimer callback runs in a hard irq or in the HRTIMER softirq. */
 struct cpu_ctx {
-	__u32 depth;
-	__u32 pad;
-	struct irq_level lvl[CTX_DEPTH];
+	__u64 seq;
+	__u64 softirq_seq, irq_seq, hrtimer_seq, timer_seq;
+	__u32 vec, irq;
+	__u64 action, hrtimer_func, timer_func;
 };
 
 struct {
@@ -86,8 +77,8 @@ struct {
 
 /* Stacks last taken at one place in a task, and where that was. */
 struct stack_cache {
-	__u64 ts, ip, sp, bp;
-	__s64 nr;
+	__u64 ts, ip, sp;
+	__s64 orig_ax, nr; /* as in the registers; as validated */
 	__u64 kstack, ustack;
 };
 
@@ -128,7 +119,7 @@ static __always_inline bool is_target(__u32 tgid)
 		return false;
 	if (filter_all)
 		return tgid != 0;
-	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+	return (target_bits[(tgid / 64) % TARGET_WORDS] >> (tgid % 64)) & 1;
 }
 
 static __always_inline void count_lost(__u32 reason)
@@ -214,50 +205,55 @@ static __always_inline void rec_submit(struct rec *r)
 	bpf_ringbuf_submit(r, rb_flags());
 }
 
-static __always_inline bool is_user_task(struct task_struct *t)
-{
-	return !(BPF_CORE_READ(t, flags) & PF_KTHREAD);
-}
-
 /* Where a user task is: its registers as it entered the kernel, and the syscall it is in
  * (-1 when none: a task preempted or faulting in user mode). orig_ax alone cannot tell a
- * syscall from an exception's error code, so the instruction before ip must be 'syscall'. */
+ * syscall from an exception's error code, so the instruction before ip must be 'syscall';
+ * that costs a read of user memory, saved when the task is where it was last time (c).
+ * Hot path: task and register fields are read directly through their BTF types, cheaper
+ * than BPF_CORE_READ's probe reads (tp_btf allows it; offsets are still relocated). */
 struct user_place {
-	__u64 ip, sp, bp;
-	__s64 nr;
+	__u64 ip, sp;
+	__s64 orig_ax, nr;
 	__u64 args[3];
+	bool same; /* as in the cache: its stacks can be reused */
 };
 
-static __always_inline void user_place(struct task_struct *t, struct user_place *u)
+static __always_inline void user_place(struct task_struct *t, struct stack_cache *c, __u64 ts,
+				       struct user_place *u)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	__u16 insn = 0;
 
 	u->nr = -1;
+	u->same = false;
 	if (!regs)
 		return;
-	u->ip = BPF_CORE_READ(regs, ip);
-	u->sp = BPF_CORE_READ(regs, sp);
-	u->bp = BPF_CORE_READ(regs, bp);
-	u->nr = (__s64)BPF_CORE_READ(regs, orig_ax);
+	u->ip = regs->ip;
+	u->sp = regs->sp;
+	u->orig_ax = (__s64)regs->orig_ax;
+	u->nr = u->orig_ax;
+	if (c && c->ts && ts - c->ts < stack_refresh_ns && c->ip == u->ip && c->sp == u->sp &&
+	    c->orig_ax == u->orig_ax) {
+		u->same = true;
+		u->nr = c->nr;
+	} else if (u->nr >= 0 &&
+		   (bpf_probe_read_user(&insn, sizeof(insn), (void *)(u->ip - 2)) || insn != 0x050f)) {
+		u->nr = -1;
+	}
 	if (u->nr < 0)
 		return;
-	if (bpf_probe_read_user(&insn, sizeof(insn), (void *)(u->ip - 2)) || insn != 0x050f) {
-		u->nr = -1;
-		return;
-	}
-	u->args[0] = BPF_CORE_READ(regs, di);
-	u->args[1] = BPF_CORE_READ(regs, si);
-	u->args[2] = BPF_CORE_READ(regs, dx);
+	u->args[0] = regs->di;
+	u->args[1] = regs->si;
+	u->args[2] = regs->dx;
 }
 
-/* The current task's kernel and user stacks, from c when it was at the same place lately. */
+/* The current task's kernel and user stacks: those in c when it is where it was (u->same),
+ * else walked now and kept in c. */
 static __always_inline void task_stacks(void *ctx, bool user, const struct user_place *u,
 					struct stack_cache *c, __u64 ts, __u64 *kstack,
 					__u64 *ustack)
 {
-	if (c && c->ts && ts - c->ts < stack_refresh_ns && c->ip == u->ip && c->sp == u->sp &&
-	    c->bp == u->bp && c->nr == u->nr) {
+	if (c && u->same) {
 		*kstack = c->kstack;
 		*ustack = c->ustack;
 		return;
@@ -269,7 +265,7 @@ static __always_inline void task_stacks(void *ctx, bool user, const struct user_
 	c->ts = *kstack && (*ustack || !user) ? ts : 0;
 	c->ip = u->ip;
 	c->sp = u->sp;
-	c->bp = u->bp;
+	c->orig_ax = u->orig_ax;
 	c->nr = u->nr;
 	c->kstack = *kstack;
 	c->ustack = *ustack;
@@ -299,105 +295,128 @@ static __always_inline struct cpu_ctx *ctx_get(void)
 	return bpf_map_lookup_elem(&cpu_ctxs, &zero);
 }
 
-static __always_inline struct irq_level *ctx_push(__u32 kind, __u32 detail)
-{
-	struct cpu_ctx *c = ctx_get();
-	struct irq_level *l;
-	__u64 now = bpf_ktime_get_ns();
-	__u32 d;
-
-	if (!c)
-		return NULL;
-	d = c->depth;
-	/* An exit missed while attaching would leave a level behind: drop stale ones. */
-	if (d > 0 && d <= CTX_DEPTH && now - c->lvl[(d - 1) & (CTX_DEPTH - 1)].ts > CTX_STALE_NS)
-		d = 0;
-	if (d >= CTX_DEPTH) {
-		c->depth = d + 1;
-		return NULL;
-	}
-	l = &c->lvl[d & (CTX_DEPTH - 1)];
-	l->ts = now;
-	l->kind = kind;
-	l->detail = detail;
-	l->func = 0;
-	c->depth = d + 1;
-	return l;
-}
-
-static __always_inline void ctx_pop(void)
-{
-	struct cpu_ctx *c = ctx_get();
-
-	if (c && c->depth > 0)
-		c->depth--;
-}
-
-/* Exits are defined before entries: programs attach in this order, so an entry is never
- * seen without its exit being watched too. */
-SEC("tp_btf/irq_handler_exit")
-int BPF_PROG(irq_exit, int irq, struct irqaction *action, int ret)
-{
-	ctx_pop();
-	return 0;
-}
-
+/* Exits are defined, hence attached, before entries: every entry seen has its exit seen.
+ * An exit without its entry (entered before the recording) clears what is clear. */
 SEC("tp_btf/softirq_exit")
 int BPF_PROG(softirq_exit, unsigned int vec)
 {
-	ctx_pop();
+	struct cpu_ctx *c = ctx_get();
+
+	if (c)
+		c->softirq_seq = 0;
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(irq_exit, int irq, struct irqaction *action, int ret)
+{
+	struct cpu_ctx *c = ctx_get();
+
+	if (c)
+		c->irq_seq = 0;
 	return 0;
 }
 
 SEC("tp_btf/hrtimer_expire_exit")
 int BPF_PROG(hrtimer_exit, struct hrtimer *t)
 {
-	ctx_pop();
+	struct cpu_ctx *c = ctx_get();
+
+	if (c)
+		c->hrtimer_seq = 0;
 	return 0;
 }
 
 SEC("tp_btf/timer_expire_exit")
 int BPF_PROG(timer_exit, struct timer_list *t)
 {
-	ctx_pop();
-	return 0;
-}
+	struct cpu_ctx *c = ctx_get();
 
-SEC("tp_btf/irq_handler_entry")
-int BPF_PROG(irq_entry, int irq, struct irqaction *action)
-{
-	struct irq_level *l = ctx_push(WAKE_HARDIRQ, irq);
-
-	if (l)
-		bpf_probe_read_kernel_str(l->name, sizeof(l->name), BPF_CORE_READ(action, name));
+	if (c)
+		c->timer_seq = 0;
 	return 0;
 }
 
 SEC("tp_btf/softirq_entry")
 int BPF_PROG(softirq_entry, unsigned int vec)
 {
-	ctx_push(WAKE_SOFTIRQ, vec);
+	struct cpu_ctx *c = ctx_get();
+
+	if (c) {
+		c->softirq_seq = ++c->seq;
+		c->vec = vec;
+	}
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(irq_entry, int irq, struct irqaction *action)
+{
+	struct cpu_ctx *c = ctx_get();
+
+	if (c) {
+		c->irq_seq = ++c->seq;
+		c->irq = irq;
+		c->action = (__u64)action;
+	}
 	return 0;
 }
 
 SEC("tp_btf/hrtimer_expire_entry")
 int BPF_PROG(hrtimer_entry, struct hrtimer *t, ktime_t *now)
 {
-	struct irq_level *l = ctx_push(WAKE_HRTIMER, 0);
+	struct cpu_ctx *c = ctx_get();
 
-	if (l)
-		l->func = (__u64)BPF_CORE_READ(t, function);
+	if (c) {
+		c->hrtimer_seq = ++c->seq;
+		c->hrtimer_func = (__u64)t->function;
+	}
 	return 0;
 }
 
 SEC("tp_btf/timer_expire_entry")
 int BPF_PROG(timer_entry, struct timer_list *t, unsigned long baseclk)
 {
-	struct irq_level *l = ctx_push(WAKE_TIMER, 0);
+	struct cpu_ctx *c = ctx_get();
 
-	if (l)
-		l->func = (__u64)BPF_CORE_READ(t, function);
+	if (c) {
+		c->timer_seq = ++c->seq;
+		c->timer_func = (__u64)t->function;
+	}
 	return 0;
+}
+
+/* The waker's context: a task (WAKE_TASK), or the innermost interrupt, softirq or timer
+ * callback running on this CPU, with its detail (irq number, vector) or callback (*func). */
+static __always_inline __u32 wake_context(struct cpu_ctx *c, __u32 *detail, __u64 *func)
+{
+	__u64 top;
+
+	if (!c)
+		return WAKE_TASK;
+	top = c->softirq_seq;
+	if (c->irq_seq > top)
+		top = c->irq_seq;
+	if (c->hrtimer_seq > top)
+		top = c->hrtimer_seq;
+	if (c->timer_seq > top)
+		top = c->timer_seq;
+	if (!top)
+		return WAKE_TASK;
+	if (top == c->irq_seq) {
+		*detail = c->irq;
+		return WAKE_HARDIRQ;
+	}
+	if (top == c->hrtimer_seq) {
+		*func = c->hrtimer_func;
+		return WAKE_HRTIMER;
+	}
+	if (top == c->timer_seq) {
+		*func = c->timer_func;
+		return WAKE_TIMER;
+	}
+	*detail = c->vec;
+	return WAKE_SOFTIRQ;
 }
 
 /* ---- scheduler ---- */
@@ -406,10 +425,10 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	__u32 prev_tgid = BPF_CORE_READ(prev, tgid), next_tgid = BPF_CORE_READ(next, tgid);
+	__u32 prev_tgid = prev->tgid, next_tgid = next->tgid;
 	bool prev_t = is_target(prev_tgid), next_t = is_target(next_tgid);
 	__u64 kstack = 0, ustack = 0, ts;
-	struct user_place u = {};
+	struct user_place u = { .nr = -1 };
 	struct task_state *st;
 	struct rec *r;
 	__s32 fd = -1;
@@ -422,33 +441,29 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	/* Only blocking gets stacks: off-CPU graphs weigh blocked time; a preempted thread's
 	 * wait shows in the scheduling delays. */
 	if (prev_t && prev_state != TASK_RUNNING) {
-		bool user = is_user_task(prev);
+		bool user = !(prev->flags & PF_KTHREAD);
 
 		st = bpf_task_storage_get(&task_states, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (user)
-			user_place(prev, &u);
-		else
-			u.nr = -1;
+			user_place(prev, st ? &st->blocked : NULL, ts, &u);
 		if (u.nr >= 0 && (__s64)u.args[0] >= -1 && (__s64)u.args[0] < 0x7fffffff)
 			fd = (__s32)u.args[0];
 		if (want_stacks)
 			task_stacks(ctx, user, &u, st ? &st->blocked : NULL, ts, &kstack, &ustack);
 		if (st && st->active)
 			st->blocked_in = 1;
-	} else {
-		u.nr = -1;
 	}
-	r = rec_reserve(ts, REC_SWITCH, BPF_CORE_READ(prev, pid), prev_tgid);
+	r = rec_reserve(ts, REC_SWITCH, prev->pid, prev_tgid);
 	if (!r)
 		return 0;
 	r->h.aux = prev_state;
-	r->sw.next_tid = BPF_CORE_READ(next, pid);
+	r->sw.next_tid = next->pid;
 	r->sw.next_pid = next_tgid;
 	r->sw.syscall = u.nr;
 	r->sw.fd = fd;
 	r->sw.kstack = kstack;
 	r->sw.ustack = ustack;
-	r->sw.prev_prio = BPF_CORE_READ(prev, prio);
+	r->sw.prev_prio = prev->prio;
 	r->sw.flags = (preempt ? SWITCH_PREEMPT : 0) | (prev_t ? SWITCH_PREV_TARGET : 0) |
 		      (next_t ? SWITCH_NEXT_TARGET : 0);
 	rec_submit(r);
@@ -458,59 +473,48 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 SEC("tp_btf/sched_waking")
 int BPF_PROG(sched_waking, struct task_struct *p)
 {
-	__u64 ts;
-	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 tgid = p->tgid, kind, detail = 0;
 	struct task_struct *cur;
-	struct irq_level *l = NULL;
 	struct cpu_ctx *c;
-	__u64 kstack = 0, ustack = 0;
-	__u32 kind = WAKE_TASK, d;
+	__u64 kstack = 0, ustack = 0, ts, func = 0;
 	struct rec *r;
 
 	if (!is_target(tgid))
 		return 0;
 	ts = bpf_ktime_get_ns();
 	c = ctx_get();
-	if (c) {
-		d = c->depth;
-		if (d > 0 && d <= CTX_DEPTH) {
-			l = &c->lvl[(d - 1) & (CTX_DEPTH - 1)];
-			if (bpf_ktime_get_ns() - l->ts > CTX_STALE_NS) {
-				c->depth = 0;
-				l = NULL;
-			}
-		}
-	}
+	kind = wake_context(c, &detail, &func);
 	cur = bpf_get_current_task_btf();
-	if (l)
-		kind = l->kind;
 	/* In an interrupt the kernel stack tells the path (say, tcp_v4_rcv); the user stack
 	 * would be the interrupted task's, unrelated. */
-	if (want_stacks && l) {
-		kstack = irq_kstack(ctx, l->kind, l->detail, ts);
+	if (want_stacks && kind != WAKE_TASK) {
+		kstack = irq_kstack(ctx, kind, detail, ts);
 	} else if (want_stacks) {
-		bool user = is_user_task(cur);
-		struct user_place u = {};
+		bool user = !(cur->flags & PF_KTHREAD);
+		struct user_place u = { .nr = -1 };
 		struct task_state *st;
 
 		st = bpf_task_storage_get(&task_states, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (user)
-			user_place(cur, &u);
+			user_place(cur, st ? &st->waking : NULL, ts, &u);
 		task_stacks(ctx, user, &u, st ? &st->waking : NULL, ts, &kstack, &ustack);
 	}
-	r = rec_reserve(ts, REC_WAKING, BPF_CORE_READ(p, pid), tgid);
+	r = rec_reserve(ts, REC_WAKING, p->pid, tgid);
 	if (!r)
 		return 0;
 	r->h.aux = kind;
-	r->wk.waker_tid = BPF_CORE_READ(cur, pid);
-	if (l) {
-		r->wk.detail = l->detail;
-		if (kind == WAKE_HARDIRQ)
-			__builtin_memcpy(r->wk.u.irq, l->name, sizeof(r->wk.u.irq));
-		else
-			r->wk.u.func = l->func;
-	} else {
+	r->wk.waker_tid = cur->pid;
+	r->wk.detail = detail;
+	if (kind == WAKE_TASK) {
 		bpf_get_current_comm(r->wk.u.comm, sizeof(r->wk.u.comm));
+	} else if (kind == WAKE_HARDIRQ) {
+		struct irqaction *a = c ? (struct irqaction *)c->action : NULL;
+
+		if (a)
+			bpf_probe_read_kernel_str(r->wk.u.irq, sizeof(r->wk.u.irq),
+						  BPF_CORE_READ(a, name));
+	} else if (kind != WAKE_SOFTIRQ) {
+		r->wk.u.func = func;
 	}
 	r->wk.kstack = kstack;
 	r->wk.ustack = ustack;
@@ -521,16 +525,16 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 static __always_inline int emit_wakeup(struct task_struct *p, __u16 type)
 {
 	__u64 ts;
-	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 tgid = p->tgid;
 	struct rec *r;
 
 	if (!is_target(tgid))
 		return 0;
 	ts = bpf_ktime_get_ns();
-	r = rec_reserve(ts, type, BPF_CORE_READ(p, pid), tgid);
+	r = rec_reserve(ts, type, p->pid, tgid);
 	if (!r)
 		return 0;
-	r->h.aux = BPF_CORE_READ(p, thread_info.cpu);
+	r->h.aux = p->thread_info.cpu;
 	if (type == REC_WAKEUP_NEW)
 		BPF_CORE_READ_STR_INTO(&r->task.comm, p, comm);
 	rec_submit(r);
@@ -556,13 +560,12 @@ int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct 
 {
 	__u64 ts = bpf_ktime_get_ns();
 	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
-	__u8 one = 1;
 	struct rec *r;
 
 	if (!is_target(ptgid))
 		return 0;
 	if (!filter_all && ctgid != ptgid)
-		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+		__sync_fetch_and_or(&target_bits[(ctgid / 64) % TARGET_WORDS], 1ull << (ctgid % 64));
 	r = rec_reserve(ts, REC_FORK, BPF_CORE_READ(child, pid), ctgid);
 	if (!r)
 		return 0;

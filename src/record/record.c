@@ -580,6 +580,13 @@ static void loop(struct recorder *r, uint64_t *lost)
 		fprintf(stderr, "\r\033[K");
 }
 
+/* Sets the process's bit in the BPF program's target set (its .bss, mapped here). */
+static void add_target(struct recorder *r, pid_t pid)
+{
+	__atomic_fetch_or(&r->skel->bss->target_bits[(pid / 64) % ARRAY_SIZE(r->skel->bss->target_bits)],
+			  1ull << (pid % 64), __ATOMIC_SEQ_CST);
+}
+
 static int load(struct recorder *r)
 {
 	const struct record_opts *o = r->o;
@@ -634,7 +641,6 @@ int record__run(const struct record_opts *o)
 	uint64_t *lost = NULL, end_ns, events;
 	int go_fd = -1, err = 0;
 	size_t i;
-	__u8 one = 1;
 
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
 		return error("this kernel has no BTF type information (/sys/kernel/btf/vmlinux is "
@@ -655,7 +661,7 @@ int record__run(const struct record_opts *o)
 		goto out_destroy;
 	}
 	for (i = 0; i < o->nr_pids; i++)
-		bpf_map_update_elem(bpf_map__fd(r.skel->maps.targets), &o->pids[i], &one, BPF_ANY);
+		add_target(&r, o->pids[i]);
 
 	r.start_ns = now_ns();
 	fill_header(&hdr, &r);
@@ -670,7 +676,7 @@ int record__run(const struct record_opts *o)
 			err = -ECHILD;
 			goto out_close;
 		}
-		bpf_map_update_elem(bpf_map__fd(r.skel->maps.targets), &r.child, &one, BPF_ANY);
+		add_target(&r, r.child);
 	}
 	if ((err = write_info(&r)) || (err = write_kallsyms(&r))) {
 		error("cannot write '%s': %s", o->output, strerror(-err));
