@@ -174,6 +174,35 @@ struct map_entry *proc_maps__find(const struct proc_maps *pm, uint64_t addr)
 	return NULL;
 }
 
+static bool overlaps_any(const struct proc_maps *pm, const struct map_entry *m)
+{
+	size_t i;
+
+	for (i = 0; i < pm->nr; i++)
+		if (pm->maps[i].start < m->end && m->start < pm->maps[i].end)
+			return true;
+	return false;
+}
+
+struct proc_maps *proc_maps__merge_stale(const struct proc_maps *cur, const struct proc_maps *old)
+{
+	struct proc_maps *pm = proc_maps__parse(cur->pid, cur->text, cur->text_len);
+	size_t i, cap = pm->nr;
+
+	for (i = 0; i < old->nr; i++) {
+		struct map_entry m = old->maps[i];
+
+		if (!m.path || overlaps_any(cur, &m))
+			continue;
+		m.path = xstrdup(m.path);
+		m.dso = NULL;
+		xgrow((void **)&pm->maps, &cap, pm->nr + 1, sizeof(m));
+		pm->maps[pm->nr++] = m;
+	}
+	qsort(pm->maps, pm->nr, sizeof(*pm->maps), cmp_start);
+	return pm;
+}
+
 bool proc_maps__changed(const struct proc_maps *pm)
 {
 	char path[64];

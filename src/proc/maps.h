@@ -36,6 +36,10 @@ struct proc_maps *proc_maps__parse(pid_t pid, const char *text, size_t len);
 void proc_maps__delete(struct proc_maps *maps);
 /* The entry containing addr, or NULL. */
 struct map_entry *proc_maps__find(const struct proc_maps *maps, uint64_t addr);
+/* A copy of cur plus the entries of old that overlap none of cur's: what was mapped
+ * while a sample was taken, when a library was unmapped between the sample and the
+ * reading of the new maps. The text is cur's, so change detection follows cur. */
+struct proc_maps *proc_maps__merge_stale(const struct proc_maps *cur, const struct proc_maps *old);
 /* True when the process's current maps text differs from the one held (or cannot be read). */
 bool proc_maps__changed(const struct proc_maps *maps);
 

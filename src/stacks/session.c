@@ -18,7 +18,8 @@ struct stacks_session {
 	pid_t pid;
 	struct stacks_opts opts;
 	char comm[16];
-	struct proc_maps *maps;
+	struct proc_maps *maps; /* what unwinding and symbols use */
+	struct proc_maps *raw;  /* the process's maps as last read */
 	struct symbolizer *sym;
 	struct unwinder *unw;
 };
@@ -68,6 +69,7 @@ struct stacks_session *stacks_session__new(pid_t pid, const struct stacks_opts *
 			error("cannot read /proc/%d/maps: %s", pid, strerror(errno));
 		goto out_free;
 	}
+	s->raw = s->maps;
 	s->sym = symbolizer__new(pid, s->maps);
 	s->unw = unwinder__new(pid, s->maps);
 	if (!s->sym || !s->unw) {
@@ -87,6 +89,8 @@ void stacks_session__delete(struct stacks_session *s)
 		return;
 	unwinder__delete(s->unw);
 	symbolizer__delete(s->sym);
+	if (s->raw != s->maps)
+		proc_maps__delete(s->raw);
 	proc_maps__delete(s->maps);
 	free(s);
 }
@@ -96,20 +100,37 @@ const char *stacks_session__mode(const struct stacks_session *s)
 	return s->opts.mode == STACKS_MODE_NOSTOP ? "nostop" : "ptrace";
 }
 
-/* New maps after a dlopen/munmap: symbols and unwind tables must follow them. */
-static void refresh_maps(struct stacks_session *s)
+static void use_maps(struct stacks_session *s, struct proc_maps *maps, struct proc_maps *raw)
 {
-	struct proc_maps *maps;
-
-	if (!proc_maps__changed(s->maps))
-		return;
-	maps = proc_maps__read(s->pid);
-	if (!maps)
-		return;
 	unwinder__set_maps(s->unw, maps);
 	symbolizer__set_maps(s->sym, maps);
+	if (s->raw != s->maps)
+		proc_maps__delete(s->raw);
 	proc_maps__delete(s->maps);
 	s->maps = maps;
+	s->raw = raw;
+}
+
+/*
+ * New maps after a dlopen/munmap: symbols and unwind tables must follow them. Called
+ * before a capture (so the maps describe what the threads run) and after it: when the
+ * maps changed during the capture, the entries that vanished are kept for this sample,
+ * so a frame in a library unloaded meanwhile is still named, and a library loaded
+ * meanwhile is known too.
+ */
+static void refresh_maps(struct stacks_session *s, bool keep_stale)
+{
+	struct proc_maps *cur;
+
+	if (!proc_maps__changed(s->raw))
+		return;
+	cur = proc_maps__read(s->pid);
+	if (!cur)
+		return;
+	if (keep_stale)
+		use_maps(s, proc_maps__merge_stale(cur, s->raw), cur);
+	else
+		use_maps(s, cur, cur);
 }
 
 /* Kernel frames from /proc/PID/task/TID/stack text: "[<0>] name+0x1a/0x40 [module]". */
@@ -178,6 +199,7 @@ struct snapshot *stacks_session__sample(struct stacks_session *s)
 	size_t i;
 	int err;
 
+	refresh_maps(s, false);
 	if (s->opts.mode == STACKS_MODE_NOSTOP)
 		err = nostop__capture(s->pid, &s->opts, snap);
 	else
@@ -197,7 +219,7 @@ struct snapshot *stacks_session__sample(struct stacks_session *s)
 			memcpy(snap->comm, st.comm, sizeof(snap->comm));
 	}
 	memcpy(s->comm, snap->comm, sizeof(s->comm));
-	refresh_maps(s);
+	refresh_maps(s, true);
 	unwinder__new_sample(s->unw);
 	for (i = 0; i < snap->nr_threads; i++) {
 		unwinder__unwind(s->unw, &snap->threads[i]);

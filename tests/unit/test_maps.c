@@ -1,4 +1,5 @@
 /* The /proc/PID/maps parser on fixed text and on our own process. */
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -33,6 +34,27 @@ int main(void)
 	ok(m == &pm->maps[3], "lookup inside a map");
 	ok(proc_maps__find(pm, 0x00452000) == NULL, "end is exclusive");
 	ok(proc_maps__find(pm, 0x00400000) == &pm->maps[0], "start is inclusive");
+	{
+		static const char now[] =
+			"00400000-00452000 r-xp 00000000 08:02 173521      /usr/bin/dbus-daemon\n"
+			"7f2c4f100000-7f2c4f110000 r-xp 00000000 fd:01 43  /tmp/new.so\n";
+		struct proc_maps *cur = proc_maps__parse(7, now, sizeof(now) - 1);
+		struct proc_maps *merged = proc_maps__merge_stale(cur, pm);
+
+		/* Kept: the unmapped library and the stack; dropped: what overlaps new maps
+		 * (the old library's range now holds new.so) and anonymous entries. */
+		m = proc_maps__find(merged, 0x7ffc1a000100);
+		ok(m && m->path && !strcmp(m->path, "[stack]"), "stale [stack] kept");
+		m = proc_maps__find(merged, 0x7f2c4f100100);
+		ok(m && !strcmp(m->path, "/tmp/new.so"), "current entry wins where they overlap");
+		ok(proc_maps__find(merged, 0x7f2c4f000100) == NULL,
+		   "stale entry overlapping a current one dropped");
+		ok(proc_maps__find(merged, 0x7f0000000100) == NULL, "anonymous stale entry dropped");
+		ok(merged->text_len == cur->text_len && !memcmp(merged->text, cur->text, cur->text_len),
+		   "merged maps carry the current text");
+		proc_maps__delete(merged);
+		proc_maps__delete(cur);
+	}
 	proc_maps__delete(pm);
 
 	self = proc_maps__read(getpid());
