@@ -291,7 +291,8 @@ int cmd_blocking(int argc, char **argv)
 		root = json_object();
 		tasks = json_array();
 		json_object_set_new(root, "trace_start_ns", json_integer(t->first_ns));
-		json_object_set_new(root, "lost_events", json_integer(trace__lost_events(t)));
+		json_object_set_new(root, "lost_events", json_integer(t->lost_by_reason[LOST_RINGBUF]));
+		json_object_set_new(root, "lost_stacks", json_integer(t->lost_by_reason[LOST_STACK_RINGBUF]));
 	}
 	for (i = 0; i < r.nr; i = j) {
 		for (j = i + 1; j < r.nr && r.eps[j].tid == r.eps[i].tid; j++)

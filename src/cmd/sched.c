@@ -111,7 +111,8 @@ static int print_json(const struct trace *t, const struct sched_report *r, bool 
 
 	json_object_set_new(root, "trace_start_ns", json_integer(t->first_ns));
 	json_object_set_new(root, "duration_ns", json_integer(t->end_ns - t->first_ns));
-	json_object_set_new(root, "lost_events", json_integer(trace__lost_events(t)));
+	json_object_set_new(root, "lost_events", json_integer(t->lost_by_reason[LOST_RINGBUF]));
+	json_object_set_new(root, "lost_stacks", json_integer(t->lost_by_reason[LOST_STACK_RINGBUF]));
 	for (i = 0; i < r->nr; i++) {
 		const struct sched_task *k = &r->tasks[i];
 		json_t *o = json_object();

@@ -14,15 +14,16 @@ like "$err" "lost [1-9][0-9]* events and [0-9]+ stacks to a full ring buffer \(c
 	"record reports the lost events per CPU"
 like "$err" "larger --buffer-size" "and what to do about it"
 lost=$(sed -n 's/.*lost \([0-9]*\) events.*/\1/p' "$TMP/err" | tail -1)
+lost_stacks=$(sed -n 's/.*lost [0-9]* events and \([0-9]*\) stacks.*/\1/p' "$TMP/err" | tail -1)
 
 out=$("$SRVSCOPE" sched "$f" 2>"$TMP/sched.err")
 like "$out" "lost $lost events" "sched reports the same count"
 like "$(cat "$TMP/sched.err")" "warning: lost $lost events" "and warns about it"
 like "$("$SRVSCOPE" blocking "$f" 2>/dev/null | tail -1)" "lost $lost events" "blocking reports it"
-like "$("$SRVSCOPE" blocking --format=json "$f" 2>/dev/null)" "\"lost_events\": $lost" \
-	"blocking's JSON has lost_events"
-like "$("$SRVSCOPE" sched --format=json "$f" 2>/dev/null)" "\"lost_events\": $lost" \
-	"sched's JSON has lost_events"
+like "$("$SRVSCOPE" blocking --format=json "$f" 2>/dev/null | tr -d '\n ')" "\"lost_events\":$lost,\"lost_stacks\":$lost_stacks" \
+	"blocking's JSON has lost_events and lost_stacks"
+like "$("$SRVSCOPE" sched --format=json "$f" 2>/dev/null | tr -d '\n ')" "\"lost_events\":$lost,\"lost_stacks\":$lost_stacks" \
+	"sched's JSON has lost_events and lost_stacks"
 like "$("$SRVSCOPE" flame --kind=off --format=svg "$f" 2>/dev/null)" "lost $lost events" \
 	"the flame graph's subtitle has it"
 
