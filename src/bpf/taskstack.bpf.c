@@ -21,6 +21,7 @@ char LICENSE[] SEC("license") = "GPL";
 __u32 target_tgid;
 __u32 stack_size;
 bool want_kernel;
+bool page_copy_only; /* tests: always take the page-by-page path */
 
 /* One record under construction per CPU (sleepable iterators run with migration off).
  * The slack page lets the verifier prove a page copy at any offset below the maximum
@@ -66,39 +67,59 @@ static long vma_end_cb(struct task_struct *task, struct vm_area_struct *vma, voi
 	return 0;
 }
 
-/* Copies up to want bytes from the user stack at sp. A copy that crosses the end of the
- * stack's mapping fails whole, so the copy is cut at the end of the mapping, which takes
- * one copy; when the mapping cannot be looked up (its lock is busy) or the copy still
- * fails, go page by page up to the first page that faults. Returns the bytes copied. */
-static __always_inline __u64 copy_stack(struct scratch *s, struct task_struct *task, __u64 sp,
-					__u64 want)
-{
-	__u64 off = 0, n, end = 0;
-	int i;
+struct page_copy {
+	struct scratch *s;
+	struct task_struct *task;
+	__u64 sp, want;
+};
 
+/* One page of the page-by-page copy; 1 stops the loop. The length so far lives in the map
+ * value, not in a register, so the verifier checks this once rather than per iteration. */
+static long copy_page(__u32 i, void *arg)
+{
+	struct page_copy *c = arg;
+	struct scratch *s = c->s;
+	__u64 off = s->rec.stack_len, n;
+
+	if (off >= c->want || off >= TASKSTACK_MAX_STACK)
+		return 1;
+	n = TASKSTACK_PAGE - ((c->sp + off) & (TASKSTACK_PAGE - 1));
+	if (n > c->want - off)
+		n = c->want - off;
+	if (n > TASKSTACK_PAGE)
+		return 1;
+	if (bpf_copy_from_user_task(s->stack + off, n, (void *)(c->sp + off), c->task, 0)) {
+		s->rec.flags |= TASKSTACK_STACK_FAULT;
+		return 1;
+	}
+	s->rec.stack_len = off + n;
+	return 0;
+}
+
+/* Copies up to want bytes from the user stack at sp into s->stack and sets
+ * s->rec.stack_len. A copy that crosses the end of the stack's mapping fails whole, so the
+ * copy is cut at the end of the mapping, which takes one copy; when the mapping cannot be
+ * looked up (its lock is busy) or the copy still fails, go page by page up to the first
+ * page that faults. */
+static __always_inline void copy_stack(struct scratch *s, struct task_struct *task, __u64 sp,
+				       __u64 want)
+{
+	struct page_copy c = {.s = s, .task = task, .sp = sp};
+	__u64 n, end = 0;
+
+	s->rec.stack_len = 0;
 	if (want > TASKSTACK_MAX_STACK)
 		want = TASKSTACK_MAX_STACK;
-	if (!bpf_find_vma(task, sp, vma_end_cb, &end, 0) && end > sp) {
+	if (!page_copy_only && !bpf_find_vma(task, sp, vma_end_cb, &end, 0) && end > sp) {
 		n = end - sp < want ? end - sp : want;
 		if (n <= TASKSTACK_MAX_STACK &&
-		    !bpf_copy_from_user_task(s->stack, n, (void *)sp, task, 0))
-			return n;
-	}
-	for (i = 0; i < TASKSTACK_MAX_STACK / TASKSTACK_PAGE + 1; i++) {
-		if (off >= want || off >= TASKSTACK_MAX_STACK)
-			break;
-		n = TASKSTACK_PAGE - ((sp + off) & (TASKSTACK_PAGE - 1));
-		if (n > want - off)
-			n = want - off;
-		if (n > TASKSTACK_PAGE)
-			break;
-		if (bpf_copy_from_user_task(s->stack + off, n, (void *)(sp + off), task, 0)) {
-			s->rec.flags |= TASKSTACK_STACK_FAULT;
-			break;
+		    !bpf_copy_from_user_task(s->stack, n, (void *)sp, task, 0)) {
+			s->rec.stack_len = n;
+			return;
 		}
-		off += n;
 	}
-	return off;
+	c.want = want;
+	bpf_loop(TASKSTACK_MAX_STACK / TASKSTACK_PAGE + 1, copy_page, &c, 0);
 }
 
 SEC("iter.s/task")
@@ -124,6 +145,7 @@ int taskstack(struct bpf_iter__task *ctx)
 	rec->tid = task->pid;
 	rec->flags = 0;
 	rec->nr_kips = 0;
+	rec->stack_len = 0;
 	rec->syscall = -1;
 	BPF_CORE_READ_INTO(&rec->comm, task, comm);
 	rec->fs_base = task->thread.fsbase;
@@ -144,7 +166,7 @@ int taskstack(struct bpf_iter__task *ctx)
 		goto out_write;
 	}
 	rec->syscall = (__s64)rec->regs[15]; /* orig_ax */
-	len = copy_stack(s, task, rec->regs[19] /* sp */, stack_size);
+	copy_stack(s, task, rec->regs[19] /* sp */, stack_size);
 
 	if (want_kernel) {
 		n = bpf_get_task_stack(task, rec->kips, sizeof(rec->kips), 0);
@@ -158,6 +180,7 @@ int taskstack(struct bpf_iter__task *ctx)
 		rec->flags |= TASKSTACK_ON_CPU;
 
 out_write:
+	len = rec->stack_len;
 	if (len > TASKSTACK_MAX_STACK)
 		len = TASKSTACK_MAX_STACK;
 	rec->stack_len = len;

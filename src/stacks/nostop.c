@@ -113,6 +113,8 @@ static int nostop__target(pid_t tgid, size_t stack_size, bool kernel)
 	ns.skel->bss->target_tgid = tgid;
 	ns.skel->bss->stack_size = stack_size;
 	ns.skel->bss->want_kernel = kernel;
+	/* For tests: the fallback copy, page by page, otherwise rarely taken. */
+	ns.skel->bss->page_copy_only = getenv("SRVSCOPE_NOSTOP_PAGE_COPY") != NULL;
 	if (ns.link && ns.tgid == tgid)
 		return 0;
 	bpf_link__destroy(ns.link);

@@ -81,6 +81,17 @@ for bin in "$SRVSCOPE" "${SRVSCOPE}-static"; do
 	done
 done
 
+# The fallback copy, page by page up to the first page that faults (taken when the stack's
+# mapping cannot be looked up), gives the same stacks.
+start_fixture "$FIXTURES/stackfix-cxx-O2" || ok 1 "start stackfix-cxx-O2"
+WATCHED="$WATCHED $FPID"
+SRVSCOPE_NOSTOP_PAGE_COPY=1 "$SRVSCOPE" stacks -p "$FPID" --mode=nostop --format=json \
+	>"$TMP/pages.json" 2>"$TMP/err"
+is "$?" 0 "page-by-page copy: exits 0"
+check_exact "nostop page-by-page cxx-O2" cxx-O2 "$TMP/pages.json"
+kill -KILL "$FPID"
+wait "$FPID" 2>/dev/null
+
 # auto picks nostop on this kernel; repeated samples in one process reuse the iterator.
 start_fixture "$FIXTURES/stackfix-c-O2" || ok 1 "start stackfix-c-O2"
 WATCHED="$WATCHED $FPID"
