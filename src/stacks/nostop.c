@@ -252,6 +252,8 @@ static void add_record(const struct taskstack_rec *rec, const uint8_t *stack, vo
 	t->name[sizeof(t->name) - 1] = '\0';
 	t->state = state_letter(rec->state, rec->exit_state);
 	t->syscall = rec->syscall >= 0 ? rec->syscall : -1;
+	if (t->state == 'T')
+		t->flags |= THREAD_STOPPED;
 	if (rec->flags & TASKSTACK_NO_REGS) {
 		t->flags |= THREAD_UNRESOLVED;
 		return;
@@ -453,9 +455,21 @@ static bool perf_probe__read(struct perf_probe *p, bool kernel, struct thread_sa
 	return false;
 }
 
-/* Resolves the threads that were on a CPU: a perf sample each, all waited for together
- * for a few milliseconds; then a second iterator look at those that gave none, since they
- * may be off the CPU by now. What is still running after that stays unresolved. */
+/* A second iterator look at one thread; it resolves the thread if it is off the CPU. */
+static void look_again(struct thread_sample *t)
+{
+	struct bpf_link *link = nostop__link(ns.tgid, t->tid);
+
+	if (!link)
+		return;
+	nostop__iterate(link, retry_record, t);
+	bpf_link__destroy(link);
+}
+
+/* Resolves the threads that were on a CPU. Most were only passing through (woken while we
+ * looked): a second iterator look finds them asleep, their registers saved. Those still on
+ * a CPU get a perf sample each, all waited for together for a few milliseconds; those that
+ * gave none get a last look. What still runs then stays unresolved. */
 static void resolve_running(struct capture_ctx *c, size_t stack_size)
 {
 	struct snapshot *snap = c->snap;
@@ -468,13 +482,18 @@ static void resolve_running(struct capture_ctx *c, size_t stack_size)
 	pfds = xcalloc(c->nr_running, sizeof(*pfds));
 	for (i = 0; i < c->nr_running; i++) {
 		struct perf_probe *p = &probes[i];
+		struct thread_sample *t = &snap->threads[c->running[i]];
 
 		p->idx = c->running[i];
 		p->fd = -1;
-		if (perf_probe__open(p, snap->threads[p->idx].tid, stack_size, c->kernel))
-			p->done = true;
-		else
-			left++;
+		p->done = true;
+		look_again(t);
+		if (!(t->flags & THREAD_UNRESOLVED))
+			continue;
+		if (perf_probe__open(p, t->tid, stack_size, c->kernel))
+			continue;
+		p->done = false;
+		left++;
 	}
 	deadline = now_ns() + RUNNING_DEADLINE_NS;
 	while (left) {
@@ -502,16 +521,12 @@ static void resolve_running(struct capture_ctx *c, size_t stack_size)
 	}
 	for (i = 0; i < c->nr_running; i++) {
 		struct thread_sample *t = &snap->threads[probes[i].idx];
-		struct bpf_link *link;
 
-		perf_probe__close(&probes[i]);
-		if (!(t->flags & THREAD_UNRESOLVED))
+		if (probes[i].done)
 			continue;
-		link = nostop__link(ns.tgid, t->tid);
-		if (link) {
-			nostop__iterate(link, retry_record, t);
-			bpf_link__destroy(link);
-		}
+		perf_probe__close(&probes[i]);
+		if (t->flags & THREAD_UNRESOLVED)
+			look_again(t);
 	}
 	free(pfds);
 	free(probes);
