@@ -13,12 +13,12 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "stacks", cmd_stacks, "stacks of every thread, grouped (poor man's profiler)" },
-	{ "top", cmd_top, "live, continuously updated view of the threads' stacks" },
-	{ "record", cmd_record, "record scheduler and syscall events into a trace file" },
-	{ "blocking", cmd_blocking, "per-thread blocking episodes from a trace file" },
-	{ "sched", cmd_sched, "scheduling latency per thread from a trace file" },
-	{ "flame", cmd_flame, "off-CPU, wake-up and on-CPU flame graphs from a trace file" },
+	{"stacks", cmd_stacks, "stacks of every thread, grouped (poor man's profiler)"},
+	{"top", cmd_top, "live, continuously updated view of the threads' stacks"},
+	{"record", cmd_record, "record scheduler and syscall events into a trace file"},
+	{"blocking", cmd_blocking, "per-thread blocking episodes from a trace file"},
+	{"sched", cmd_sched, "scheduling latency per thread from a trace file"},
+	{"flame", cmd_flame, "off-CPU, wake-up and on-CPU flame graphs from a trace file"},
 };
 
 static void usage(FILE *f)

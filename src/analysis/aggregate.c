@@ -87,8 +87,8 @@ static void reindex(struct stack_agg *agg, size_t room)
 	}
 }
 
-static struct stack_group *find_group(struct stack_agg *agg, const struct frame *f,
-				      unsigned int n, uint64_t key)
+static struct stack_group *find_group(struct stack_agg *agg, const struct frame *f, unsigned int n,
+				      uint64_t key)
 {
 	struct agg_priv *p = agg->priv;
 	size_t s = key & (p->index_cap - 1);

@@ -14,13 +14,13 @@
 struct group_thread {
 	pid_t tid;
 	char name[16];
-	char state;        /* from the latest sample of that thread */
-	long syscall;      /* -1 when none */
+	char state;	    /* from the latest sample of that thread */
+	long syscall;	    /* -1 when none */
 	unsigned int count; /* samples of this thread that fell into the group */
 };
 
 struct stack_group {
-	unsigned int count; /* thread-samples */
+	unsigned int count;   /* thread-samples */
 	struct frame *frames; /* innermost first; strings interned by the aggregate */
 	unsigned int nr_frames;
 	struct group_thread *threads;

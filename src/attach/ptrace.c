@@ -74,7 +74,8 @@ static void precopy_stack(pid_t pid, struct thread_sample *t, size_t size)
 		return;
 	/* "nr arg1 ... arg6 sp pc"; "-1 sp pc" when blocked outside a system call. */
 	if (sscanf(buf, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &nr, &v[0], &v[1], &v[2],
-		   &v[3], &v[4], &v[5], &v[6], &v[7]) != 9 || nr < 0)
+		   &v[3], &v[4], &v[5], &v[6], &v[7]) != 9 ||
+	    nr < 0)
 		return;
 	t->pre_sp = v[6];
 	t->pre_pc = v[7];
@@ -87,8 +88,8 @@ static void precopy_stack(pid_t pid, struct thread_sample *t, size_t size)
  * error or timeout (the thread was in uninterruptible sleep). */
 static int wait_stop(pid_t tid, bool timed, int *sig, bool *group_stop)
 {
-	struct itimerval it = { .it_value = { .tv_usec = D_STATE_WAIT_MS * 1000 } };
-	struct itimerval off = { 0 };
+	struct itimerval it = {.it_value = {.tv_usec = D_STATE_WAIT_MS * 1000}};
+	struct itimerval off = {0};
 	int status, r, err = 0;
 
 	*sig = 0;
@@ -283,8 +284,9 @@ static int capture_one_by_one(pid_t pid, const struct stacks_opts *opts, struct 
 
 		n = proc_tasks__list(pid, &tids);
 		if (n < 0) {
-			err = sampled ? 0 : error("cannot list threads of %d: %s", pid,
-						  n == -ENOENT ? "the process exited" : strerror(-n));
+			err = sampled ? 0
+				      : error("cannot list threads of %d: %s", pid,
+					      n == -ENOENT ? "the process exited" : strerror(-n));
 			break;
 		}
 		for (i = 0; i < n && !ptrace_interrupted; i++) {
@@ -461,7 +463,7 @@ void ptrace__reap_pending(void)
 
 int ptrace__capture(pid_t pid, const struct stacks_opts *opts, struct snapshot *snap)
 {
-	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	struct sigaction sa = {.sa_handler = on_alarm}, old;
 	uint64_t t0 = now_ns();
 	int err;
 

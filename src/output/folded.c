@@ -32,7 +32,8 @@ void output__folded(FILE *f, const struct stack_agg *agg)
 			int k;
 
 			/* Only the first thread of each name prints, with the names' total. */
-			for (j = 0; j < i && strcmp(grp->threads[j].name, grp->threads[i].name); j++)
+			for (j = 0; j < i && strcmp(grp->threads[j].name, grp->threads[i].name);
+			     j++)
 				;
 			if (j < i)
 				continue;

@@ -10,10 +10,10 @@ int output__parse_format(const char *s, enum output_format *fmt)
 		const char *name;
 		enum output_format fmt;
 	} formats[] = {
-		{ "text", OUTPUT_TEXT },
-		{ "raw", OUTPUT_RAW },
-		{ "folded", OUTPUT_FOLDED },
-		{ "json", OUTPUT_JSON },
+		{"text", OUTPUT_TEXT},
+		{"raw", OUTPUT_RAW},
+		{"folded", OUTPUT_FOLDED},
+		{"json", OUTPUT_JSON},
 	};
 	size_t i;
 

@@ -33,9 +33,9 @@ static json_t *group_json(const struct stack_group *g)
 
 	for (i = 0; i < g->nr_threads; i++) {
 		const struct group_thread *t = &g->threads[i];
-		char tmp[32], state[2] = { t->state, 0 };
-		const char *sc = t->syscall >= 0 ? syscall__name((int)t->syscall, tmp, sizeof(tmp))
-						  : NULL;
+		char tmp[32], state[2] = {t->state, 0};
+		const char *sc =
+			t->syscall >= 0 ? syscall__name((int)t->syscall, tmp, sizeof(tmp)) : NULL;
 		json_t *jt = json_object();
 
 		json_object_set_new(jt, "tid", json_integer(t->tid));
@@ -66,9 +66,9 @@ void output__json(FILE *f, const struct stack_agg *agg, bool compact)
 	json_object_set_new(doc, "exited_threads", json_integer(agg->exited));
 	json_object_set_new(doc, "failed_threads", json_integer(agg->failed));
 	json_object_set_new(stall, "total", json_integer(agg->stall.total_ns / 1000));
-	json_object_set_new(stall, "mean",
-			    json_integer(agg->stall.nr ? agg->stall.total_ns / agg->stall.nr / 1000
-						       : 0));
+	json_object_set_new(
+		stall, "mean",
+		json_integer(agg->stall.nr ? agg->stall.total_ns / agg->stall.nr / 1000 : 0));
 	json_object_set_new(stall, "max", json_integer(agg->stall.max_ns / 1000));
 	json_object_set_new(stall, "stopped_thread_samples", json_integer(agg->stall.nr));
 	json_object_set_new(doc, "stall_us", stall);

@@ -39,24 +39,27 @@ void output__text(FILE *f, const struct stack_agg *agg)
 		const struct stack_group *grp = &agg->groups[g];
 
 		fprintf(f, "\n%u %s (%.1f%%):", grp->count,
-			agg->samples > 1 ? "thread-samples" : grp->count == 1 ? "thread" : "threads",
+			agg->samples > 1  ? "thread-samples"
+			: grp->count == 1 ? "thread"
+					  : "threads",
 			total ? 100.0 * grp->count / total : 0.0);
 		for (i = 0; i < grp->nr_threads && i < 16; i++)
 			fprintf(f, " %s/%d", grp->threads[i].name, grp->threads[i].tid);
 		if (grp->nr_threads > 16)
 			fprintf(f, " ... (%zu more)", grp->nr_threads - 16);
 		if (grp->nr_threads)
-			fprintf(f, "  [%s]", frame__thread_state(grp->threads[0].state,
-								grp->threads[0].syscall, st,
-								sizeof(st)));
+			fprintf(f, "  [%s]",
+				frame__thread_state(grp->threads[0].state, grp->threads[0].syscall,
+						    st, sizeof(st)));
 		fprintf(f, "\n");
 		if (!grp->nr_frames)
 			fprintf(f, "    (no stack: the thread could not be unwound)\n");
 		for (i = 0; i < grp->nr_frames; i++) {
 			const struct frame *fr = &grp->frames[i];
 
-			fprintf(f, "    #%-3zu %s%s  (%s)\n", i, frame__name(fr, name, sizeof(name)),
-				fr->kernel ? " [k]" : "", frame__module_base(fr));
+			fprintf(f, "    #%-3zu %s%s  (%s)\n", i,
+				frame__name(fr, name, sizeof(name)), fr->kernel ? " [k]" : "",
+				frame__module_base(fr));
 		}
 	}
 }

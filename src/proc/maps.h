@@ -13,10 +13,10 @@ struct map_entry {
 	uint64_t start, end, pgoff;
 	uint32_t prot; /* PROT_READ | PROT_WRITE | PROT_EXEC */
 	bool shared;
-	bool deleted;  /* the path ended in " (deleted)"; path has that suffix removed */
+	bool deleted; /* the path ended in " (deleted)"; path has that suffix removed */
 	uint32_t dev_major, dev_minor;
 	uint64_t inode;
-	char *path;      /* NULL when anonymous; "[stack]", "[vdso]", "/usr/lib/..." otherwise */
+	char *path;	 /* NULL when anonymous; "[stack]", "[vdso]", "/usr/lib/..." otherwise */
 	struct dso *dso; /* filled lazily by the symbol layer, reference owned by this entry */
 };
 

@@ -136,7 +136,8 @@ int proc__check_target(pid_t pid, char *comm, bool allow_traced)
 	if (pid == getpid())
 		return error("%d is srvscope itself: pick another process", pid), -EINVAL;
 	if (st.state == 'Z' || st.state == 'X')
-		return error("%d (%s) has exited (zombie): nothing to sample", pid, st.comm), -ESRCH;
+		return error("%d (%s) has exited (zombie): nothing to sample", pid, st.comm),
+		       -ESRCH;
 	read_tracer(pid, &tracer);
 	if (tracer && tracer != getpid() && !allow_traced) {
 		snprintf(path, sizeof(path), "/proc/%d/comm", tracer);

@@ -11,7 +11,7 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
-#define SNAP_MAX_FRAMES 256
+#define SNAP_MAX_FRAMES	 256
 #define SNAP_MAX_KFRAMES 64
 
 enum thread_flags {
@@ -23,7 +23,7 @@ enum thread_flags {
 };
 
 struct frame {
-	uint64_t addr;      /* return address (caller frames) or pc (innermost) */
+	uint64_t addr;	    /* return address (caller frames) or pc (innermost) */
 	const char *symbol; /* demangled, NULL when unknown; owned by the symbolizer */
 	const char *module;
 	uint64_t offset;

@@ -73,7 +73,7 @@ static void on_signal(int sig)
 
 void stacks_cmdline__trap_signals(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = {.sa_handler = on_signal};
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -83,7 +83,7 @@ void stacks_cmdline__trap_signals(void)
 
 void stacks_cmdline__sleep_ms(long ms)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 
 	while (!ptrace_interrupted && nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;

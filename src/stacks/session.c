@@ -19,7 +19,7 @@ struct stacks_session {
 	struct stacks_opts opts;
 	char comm[16];
 	struct proc_maps *maps; /* what unwinding and symbols use */
-	struct proc_maps *raw;  /* the process's maps as last read */
+	struct proc_maps *raw;	/* the process's maps as last read */
 	struct symbolizer *sym;
 	struct unwinder *unw;
 };
@@ -139,7 +139,8 @@ static unsigned int kframes_from_text(char *text, struct frame *out, unsigned in
 	unsigned int n = 0;
 	char *line, *save = NULL;
 
-	for (line = strtok_r(text, "\n", &save); line && n < max; line = strtok_r(NULL, "\n", &save)) {
+	for (line = strtok_r(text, "\n", &save); line && n < max;
+	     line = strtok_r(NULL, "\n", &save)) {
 		char *name = strchr(line, ']'), *plus, *mod;
 
 		if (!name)
@@ -149,7 +150,7 @@ static unsigned int kframes_from_text(char *text, struct frame *out, unsigned in
 			name++;
 		plus = strchr(name, '+');
 		mod = strchr(name, '[');
-		out[n] = (struct frame){ .kernel = true, .module = "[kernel]" };
+		out[n] = (struct frame){.kernel = true, .module = "[kernel]"};
 		if (mod) {
 			char *end = strchr(mod, ']');
 
@@ -176,7 +177,8 @@ static void symbolize_thread(struct stacks_session *s, struct thread_sample *t)
 	if (s->opts.kernel) {
 		for (i = 0; i < t->nr_kips && n < SNAP_MAX_KFRAMES; i++, n++) {
 			symbolizer__resolve_kernel(s->sym, t->kips[i], &r);
-			t->frames[n] = (struct frame){ t->kips[i], r.symbol, r.module, r.offset, true };
+			t->frames[n] =
+				(struct frame){t->kips[i], r.symbol, r.module, r.offset, true};
 		}
 		if (!t->nr_kips && t->ktext)
 			n = kframes_from_text(t->ktext, t->frames, SNAP_MAX_KFRAMES);
@@ -188,7 +190,7 @@ static void symbolize_thread(struct stacks_session *s, struct thread_sample *t)
 		symbolizer__resolve(s->sym, lookup, &r);
 		if (i && !r.symbol)
 			r.offset++;
-		t->frames[n] = (struct frame){ t->ips[i], r.symbol, r.module, r.offset, false };
+		t->frames[n] = (struct frame){t->ips[i], r.symbol, r.module, r.offset, false};
 	}
 	t->nr_frames = n;
 }

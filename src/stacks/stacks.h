@@ -19,7 +19,7 @@ enum stacks_mode {
 struct stacks_opts {
 	enum stacks_mode mode;
 	bool consistent;   /* ptrace: freeze all threads together */
-	bool kernel;       /* also take kernel stacks */
+	bool kernel;	   /* also take kernel stacks */
 	size_t stack_size; /* bytes of user stack copied per thread (default 16 KiB) */
 };
 

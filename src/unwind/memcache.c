@@ -9,7 +9,7 @@
 #include "unwind/memcache.h"
 #include "util/util.h"
 
-#define MC_PAGE 4096ul
+#define MC_PAGE	 4096ul
 #define MC_SLOTS 64
 
 struct mc_slot {

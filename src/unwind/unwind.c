@@ -3,6 +3,7 @@
  * cached /proc/PID/mem pages. Unwind tables come from each object's .eh_frame_hdr, found
  * once per object and searched by libunwind through the same accessors. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,8 +54,7 @@ static int read_from_file(struct unwinder *u, uint64_t addr, uint64_t *val)
 	return dso__read(dso, addr - dso__load_bias(dso, m), val, 8);
 }
 
-static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write,
-		      void *arg)
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write, void *arg)
 {
 	struct unwinder *u = arg;
 	struct thread_sample *t = u->cur;
@@ -73,34 +73,25 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 	return -UNW_EINVAL;
 }
 
-static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp, int write,
-		      void *arg)
+/* Where each libunwind register number lives in the captured registers. */
+#define REG(unw, field) [UNW_X86_64_##unw] = offsetof(struct user_regs_struct, field) + 1
+static const size_t reg_offset[] = {
+	REG(RAX, rax), REG(RDX, rdx), REG(RCX, rcx), REG(RBX, rbx), REG(RSI, rsi), REG(RDI, rdi),
+	REG(RBP, rbp), REG(RSP, rsp), REG(R8, r8),   REG(R9, r9),   REG(R10, r10), REG(R11, r11),
+	REG(R12, r12), REG(R13, r13), REG(R14, r14), REG(R15, r15), REG(RIP, rip),
+};
+#undef REG
+
+static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp, int write, void *arg)
 {
 	struct unwinder *u = arg;
-	const struct user_regs_struct *r = &u->cur->regs;
 
 	if (write)
 		return -UNW_EREADONLYREG;
-	switch (reg) {
-	case UNW_X86_64_RAX: *valp = r->rax; break;
-	case UNW_X86_64_RDX: *valp = r->rdx; break;
-	case UNW_X86_64_RCX: *valp = r->rcx; break;
-	case UNW_X86_64_RBX: *valp = r->rbx; break;
-	case UNW_X86_64_RSI: *valp = r->rsi; break;
-	case UNW_X86_64_RDI: *valp = r->rdi; break;
-	case UNW_X86_64_RBP: *valp = r->rbp; break;
-	case UNW_X86_64_RSP: *valp = r->rsp; break;
-	case UNW_X86_64_R8: *valp = r->r8; break;
-	case UNW_X86_64_R9: *valp = r->r9; break;
-	case UNW_X86_64_R10: *valp = r->r10; break;
-	case UNW_X86_64_R11: *valp = r->r11; break;
-	case UNW_X86_64_R12: *valp = r->r12; break;
-	case UNW_X86_64_R13: *valp = r->r13; break;
-	case UNW_X86_64_R14: *valp = r->r14; break;
-	case UNW_X86_64_R15: *valp = r->r15; break;
-	case UNW_X86_64_RIP: *valp = r->rip; break;
-	default: return -UNW_EBADREG;
-	}
+	/* Offsets are stored + 1 so that 0 marks a register we do not have. */
+	if (reg < 0 || (size_t)reg >= ARRAY_SIZE(reg_offset) || !reg_offset[reg])
+		return -UNW_EBADREG;
+	memcpy(valp, (const char *)&u->cur->regs + reg_offset[reg] - 1, sizeof(*valp));
 	return 0;
 }
 
@@ -133,9 +124,9 @@ static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
 /* .eh_frame_hdr: version, eh_frame_ptr encoding, fde_count encoding, table encoding,
  * then eh_frame_ptr, fde_count and a sorted table of (initial location, FDE address)
  * pairs. libunwind binary-searches that table when it is datarel sdata4 (0x3b). */
-#define DW_EH_PE_udata4 0x03
-#define DW_EH_PE_sdata4 0x0b
-#define DW_EH_PE_pcrel 0x10
+#define DW_EH_PE_udata4	 0x03
+#define DW_EH_PE_sdata4	 0x0b
+#define DW_EH_PE_pcrel	 0x10
 #define DW_EH_PE_datarel 0x30
 
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,

@@ -133,8 +133,8 @@ int parse_double(const char *option, const char *s, double min, double max, doub
 	if (!*s || *end || errno || isnan(v))
 		return error("invalid value '%s' for %s: expected a number", s, option);
 	if (v < min || v > max)
-		return error("invalid value '%s' for %s: must be between %g and %g", s, option,
-			     min, max);
+		return error("invalid value '%s' for %s: must be between %g and %g", s, option, min,
+			     max);
 	*out = v;
 	return 0;
 }

@@ -33,7 +33,7 @@ void xgrow(void **arr, size_t *cap, size_t need, size_t elem);
 int parse_long(const char *option, const char *s, long min, long max, long *out);
 int parse_double(const char *option, const char *s, double min, double max, double *out);
 
-uint64_t now_ns(void);          /* CLOCK_MONOTONIC */
+uint64_t now_ns(void);		/* CLOCK_MONOTONIC */
 uint64_t now_realtime_ns(void); /* CLOCK_REALTIME */
 
 /* Reads a whole small file (such as one under /proc) into buf, NUL-terminated.

@@ -47,11 +47,11 @@ static void json_compact(FILE *f, const struct stack_agg *agg)
 
 int main(void)
 {
-	const char *a[] = { "futex_wait", "lock", "worker", "start_thread" };
-	const char *a2[] = { "futex_wait", "lock", "worker", "start_thread" };
-	const char *b[] = { "spin", "main" };
-	const char *k[] = { "schedule", "futex_wait", "lock", "worker", "start_thread" };
-	const char *unknown[] = { NULL, "main" };
+	const char *a[] = {"futex_wait", "lock", "worker", "start_thread"};
+	const char *a2[] = {"futex_wait", "lock", "worker", "start_thread"};
+	const char *b[] = {"spin", "main"};
+	const char *k[] = {"schedule", "futex_wait", "lock", "worker", "start_thread"};
+	const char *unknown[] = {NULL, "main"};
 	struct snapshot *s1 = snapshot__new(42), *s2 = snapshot__new(42);
 	struct stack_agg *agg = stack_agg__new(false);
 	enum output_format fmt;
@@ -90,7 +90,8 @@ int main(void)
 	out = capture(json_compact, agg);
 	ok(strstr(out, "\"pid\":42") && strstr(out, "\"samples\":2") &&
 		   strstr(out, "\"syscall\":\"futex\"") && strstr(out, "\"symbol\":null") &&
-		   strstr(out, "\"stall_us\":{\"total\":") && strchr(out, '\n') == strrchr(out, '\n'),
+		   strstr(out, "\"stall_us\":{\"total\":") &&
+		   strchr(out, '\n') == strrchr(out, '\n'),
 	   "json: fields, syscall names, null symbols, one line when compact");
 	free(out);
 

@@ -49,8 +49,10 @@ int main(void)
 		ok(m && !strcmp(m->path, "/tmp/new.so"), "current entry wins where they overlap");
 		ok(proc_maps__find(merged, 0x7f2c4f000100) == NULL,
 		   "stale entry overlapping a current one dropped");
-		ok(proc_maps__find(merged, 0x7f0000000100) == NULL, "anonymous stale entry dropped");
-		ok(merged->text_len == cur->text_len && !memcmp(merged->text, cur->text, cur->text_len),
+		ok(proc_maps__find(merged, 0x7f0000000100) == NULL,
+		   "anonymous stale entry dropped");
+		ok(merged->text_len == cur->text_len &&
+			   !memcmp(merged->text, cur->text, cur->text_len),
 		   "merged maps carry the current text");
 		proc_maps__delete(merged);
 		proc_maps__delete(cur);
