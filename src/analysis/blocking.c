@@ -26,9 +26,9 @@ struct state {
 	struct block_report *r;
 	size_t cap_eps;
 	size_t *next; /* per episode: the next one of the same thread awaiting its return */
-	bool last_thr;
-	uint32_t last_tid;
-	size_t last_idx;
+	/* Direct-mapped cache in front of idx: events alternate between a few threads. */
+	uint32_t cache_tid[256];
+	uint32_t cache_idx[256]; /* index + 1; 0: empty */
 };
 
 bool blocking__is_blocked_state(uint32_t state)
@@ -41,9 +41,8 @@ static struct thr *thr(struct state *s, uint32_t tid)
 	bool created;
 	uint64_t *slot;
 
-	/* Consecutive events mostly concern the same few threads. */
-	if (s->last_thr && s->last_tid == tid)
-		return &s->thr[s->last_idx];
+	if (s->cache_idx[tid & 255] && s->cache_tid[tid & 255] == tid)
+		return &s->thr[s->cache_idx[tid & 255] - 1];
 	slot = u64map__slot(&s->idx, tid, &created);
 
 	if (created) {
@@ -53,9 +52,8 @@ static struct thr *thr(struct state *s, uint32_t tid)
 		s->thr[s->nr_thr].unmatched = NO_EPISODE;
 		s->nr_thr++;
 	}
-	s->last_thr = true;
-	s->last_tid = tid;
-	s->last_idx = *slot;
+	s->cache_tid[tid & 255] = tid;
+	s->cache_idx[tid & 255] = *slot + 1;
 	return &s->thr[*slot];
 }
 

@@ -12,9 +12,8 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile bool filter_all = false;	   /* -a: every task is a target */
 const volatile bool want_stacks = true;	   /* kernel and user stacks */
-const volatile bool syscalls_all = false;  /* a record for every syscall (sys_enter/exit) */
 /* Stacks taken where a thread blocked (or woke another) are reused while it blocks at the
- * same place (same syscall, same user ip, sp and bp) for this long: walking a kernel stack
+ * same place (same syscall, same user ip and sp) for this long: walking a kernel stack
  * costs microseconds, blocking at the same place thousands of times a second is common. */
 const volatile __u64 stack_refresh_ns = 100 * 1000 * 1000ull;
 const volatile __u64 wakeup_bytes = 1 << 20; /* wake user space past this much data */
@@ -90,7 +89,6 @@ struct task_state {
 	__u64 args[3];
 	__s32 nr;
 	__u8 active;
-	__u8 blocked_in;
 };
 
 struct {
@@ -450,8 +448,6 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 			fd = (__s32)u.args[0];
 		if (want_stacks)
 			task_stacks(ctx, user, &u, st ? &st->blocked : NULL, ts, &kstack, &ustack);
-		if (st && st->active)
-			st->blocked_in = 1;
 	}
 	r = rec_reserve(ts, REC_SWITCH, prev->pid, prev_tgid);
 	if (!r)
@@ -664,7 +660,6 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 	sc->args[1] = BPF_CORE_READ(regs, si);
 	sc->args[2] = BPF_CORE_READ(regs, dx);
 	sc->active = 1;
-	sc->blocked_in = 0;
 	return 0;
 }
 
@@ -681,8 +676,6 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 	if (!sc || !sc->active)
 		return 0;
 	sc->active = 0;
-	if (!sc->blocked_in && !syscalls_all)
-		return 0;
 	ts = bpf_ktime_get_ns();
 	r = rec_reserve(ts, REC_SYSCALL, (__u32)pid_tgid, pid_tgid >> 32);
 	if (!r)

@@ -598,7 +598,6 @@ static int load(struct recorder *r)
 		return error("cannot open the BPF programs: %s", strerror(errno));
 	r->skel->rodata->filter_all = o->all;
 	r->skel->rodata->want_stacks = !o->no_stacks;
-	r->skel->rodata->syscalls_all = o->syscalls;
 	r->skel->rodata->stack_refresh_ns = o->stack_refresh_ms * 1e6;
 	r->skel->rodata->wakeup_bytes = o->buffer_size / 4;
 	r->skel->rodata->self_tgid = getpid();

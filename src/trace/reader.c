@@ -40,6 +40,8 @@ struct priv {
 	struct run *runs;
 	size_t nr_runs, cap_runs;
 	size_t cap_stacks, cap_maps, cap_fds, cap_threads;
+	uint32_t cache_tid[256]; /* direct-mapped cache in front of thread_idx */
+	uint32_t cache_idx[256]; /* index + 1; 0: empty */
 	void **owned; /* decompressed sections */
 	size_t nr_owned, cap_owned;
 };
@@ -62,9 +64,16 @@ static struct trace_thread *thread_of(struct trace *t, uint32_t tid, uint32_t pi
 {
 	struct priv *p = t->priv;
 	bool created;
-	uint64_t *slot = u64map__slot(&p->thread_idx, tid, &created);
+	uint64_t *slot;
 	struct trace_thread *th;
 
+	if (p->cache_idx[tid & 255] && p->cache_tid[tid & 255] == tid) {
+		th = &t->threads[p->cache_idx[tid & 255] - 1];
+		if (pid)
+			th->pid = pid;
+		return th;
+	}
+	slot = u64map__slot(&p->thread_idx, tid, &created);
 	if (created) {
 		xgrow((void **)&t->threads, &p->cap_threads, t->nr_threads + 1, sizeof(*t->threads));
 		*slot = t->nr_threads;
@@ -74,6 +83,8 @@ static struct trace_thread *thread_of(struct trace *t, uint32_t tid, uint32_t pi
 		if (!tid)
 			strcpy(th->comm, "swapper");
 	}
+	p->cache_tid[tid & 255] = tid;
+	p->cache_idx[tid & 255] = *slot + 1;
 	th = &t->threads[*slot];
 	if (pid)
 		th->pid = pid;

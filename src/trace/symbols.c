@@ -29,6 +29,7 @@ struct trace_symbols {
 	char **names;
 	size_t nr_names, cap_names;
 	uint64_t *keys_snap, *keys_addr; /* to tell hash collisions apart */
+	struct u64map warned; /* paths whose build-id changed, reported once */
 };
 
 struct trace_symbols *trace_symbols__new(const struct trace *t)
@@ -58,12 +59,13 @@ void trace_symbols__delete(struct trace_symbols *s)
 	free(s->snaps);
 	ksyms__delete(s->ksyms);
 	u64map__free(&s->cache);
+	u64map__free(&s->warned);
 	free(s);
 }
 
-static void check_build_ids(const struct trace_maps *tm, struct proc_maps *maps)
+static void check_build_ids(struct trace_symbols *s, const struct trace_maps *tm,
+			    struct proc_maps *maps)
 {
-	static struct u64map warned;
 	const char *p = tm->build_ids, *end = tm->build_ids + tm->build_ids_len;
 	size_t i;
 
@@ -93,7 +95,7 @@ static void check_build_ids(const struct trace_maps *tm, struct proc_maps *maps)
 				for (c = path; *c; c++)
 					h = (h ^ (unsigned char)*c) * 1099511628211ull;
 				if (now && strcmp(now, id)) {
-					u64map__slot(&warned, h, &created);
+					u64map__slot(&s->warned, h, &created);
 					if (created)
 						warning("%s changed since the recording (build-id %s, "
 							"recorded %s): its frames may be misnamed",
@@ -121,7 +123,7 @@ static struct snap *snap_for(struct trace_symbols *s, uint32_t pid, uint64_t ts,
 		sn->maps = proc_maps__parse(pid, tm->text, tm->len);
 		if (sn->maps) {
 			sn->sym = symbolizer__new(0, sn->maps);
-			check_build_ids(tm, sn->maps);
+			check_build_ids(s, tm, sn->maps);
 		}
 	}
 	return sn->sym ? sn : NULL;
