@@ -127,6 +127,7 @@ start_fixture "$FIXTURES/stackfix-c-O2" || ok 1 "second fixture starts"
 run_top gone -p "$FPID" -i 100
 wait_screen gone 'sleep_inner' >/dev/null
 kill -KILL "$FPID"
+wait "$FPID" 2>/dev/null
 wait_file "$TMP/gone.rc"
 is "$(cat "$TMP/gone.rc")" 1 "target gone: exit status 1"
 like "$(cat "$TMP/gone.err")" 'exited|no such process|no thread' "target gone: says so on stderr"
