@@ -60,7 +60,7 @@ like "$s" "SHARE +TID" "t: per-thread view"
 like "$s" "7\.1% +$FPID +S pause +fix-main" "t: one row per thread with its tid"
 tm send-keys -t main t c
 s=$(wait_screen main 'cumulative over')
-like "$s" 'shares: cumulative over [0-9]+ samples' "c: cumulative shares"
+like "$s" 'shares: cumulative over [0-9]+ samples?' "c: cumulative shares"
 tm send-keys -t main c
 wait_screen main 'shares: last sample' >/dev/null
 
