@@ -127,8 +127,7 @@ static void top__capture_kernel(struct top *tp)
 	s = stacks_session__new(tp->cl.pid, &opts);
 	if (!s) {
 		snprintf(tp->message, sizeof(tp->message),
-			 "cannot take kernel stacks (see the "
-			 "messages after exit)");
+			 "cannot take kernel stacks (the reason is printed on exit)");
 		return;
 	}
 	/* The latest sample's frames name strings of the old session: aggregate them first. */
