@@ -232,7 +232,6 @@ static int top__stream(struct top *tp)
 
 	for (i = 0; !tp->iterations || i < tp->iterations; i++) {
 		struct snapshot *snap;
-		struct stack_agg *agg;
 		uint64_t now = now_ns();
 
 		if (i) {
@@ -250,7 +249,8 @@ static int top__stream(struct top *tp)
 		if (tp->fmt == OUTPUT_RAW) {
 			output__raw(stdout, snap);
 		} else {
-			agg = stack_agg__new(tp->cl.opts.kernel);
+			struct stack_agg *agg = stack_agg__new(tp->cl.opts.kernel);
+
 			stack_agg__add(agg, snap);
 			stack_agg__sort(agg);
 			if (tp->fmt == OUTPUT_JSON)

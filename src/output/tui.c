@@ -169,7 +169,7 @@ static void bar(struct tui *t, int y, int p, const char *text)
 
 static void draw_header(struct tui *t, const struct tui_status *st, const struct tui_view *v)
 {
-	char line[512], stall[96], shares[64], a[32], b[32], c[32], d[32];
+	char line[512], stall[96], shares[64], a[32], b[32];
 	const char *mode = st->mode ? st->mode : "?";
 
 	snprintf(line, sizeof(line),
@@ -182,8 +182,8 @@ static void draw_header(struct tui *t, const struct tui_status *st, const struct
 		snprintf(stall, sizeof(stall), "0 (never stopped)");
 	else
 		snprintf(stall, sizeof(stall), "%s (max %s/thread)",
-			 fmt_ns(st->stall_ns, c, sizeof(c)),
-			 fmt_ns(st->stall_max_ns, d, sizeof(d)));
+			 fmt_ns(st->stall_ns, a, sizeof(a)),
+			 fmt_ns(st->stall_max_ns, b, sizeof(b)));
 	if (v->cumulative)
 		snprintf(shares, sizeof(shares), "cumulative over %u sample%s", st->cum_samples,
 			 st->cum_samples == 1 ? "" : "s");
@@ -298,12 +298,14 @@ static void draw_frame(struct tui *t, int y, const struct tui_item *it, int i)
 
 void tui__draw(struct tui *t, const struct tui_status *st, struct tui_view *v)
 {
-	int body = LINES - HEADER_LINES - 1, y;
-	size_t r;
+	int body = LINES - HEADER_LINES - 1;
 
 	erase();
 	draw_header(t, st, v);
 	if (body > 0) {
+		size_t r;
+		int y;
+
 		tui_view__scroll(v, (size_t)body);
 		for (r = v->top, y = HEADER_LINES; r < v->nr_rows && y < HEADER_LINES + body;
 		     r++, y++) {

@@ -58,9 +58,13 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 static struct bpf_link *nostop__link(pid_t tgid, pid_t tid)
 {
 	union bpf_iter_link_info linfo;
-	LIBBPF_OPTS(bpf_iter_attach_opts, o, .link_info = &linfo, .link_info_len = sizeof(linfo));
+	struct bpf_iter_attach_opts o;
 	struct bpf_link *link;
 
+	memset(&o, 0, sizeof(o));
+	o.sz = sizeof(o);
+	o.link_info = &linfo;
+	o.link_info_len = sizeof(linfo);
 	memset(&linfo, 0, sizeof(linfo));
 	if (tid)
 		linfo.task.tid = tid;
@@ -351,7 +355,7 @@ static int perf_probe__parse(const uint8_t *p, const uint8_t *end, uint16_t misc
 			     struct thread_sample *t)
 {
 	/* In mask bit order: AX BX CX DX SI DI BP SP IP FLAGS CS SS, then R8..R15. */
-	uint64_t v[20], abi, size, dyn, nr, i;
+	uint64_t v[20], abi, size, dyn, i;
 	const uint8_t *stack;
 	bool user = (misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
 
@@ -364,6 +368,8 @@ static int perf_probe__parse(const uint8_t *p, const uint8_t *end, uint16_t misc
 	} while (0)
 	TAKE(i); /* pid, tid */
 	if (kernel) {
+		uint64_t nr;
+
 		TAKE(nr);
 		if ((uint64_t)(end - p) / 8 < nr)
 			return -EINVAL;
@@ -550,10 +556,11 @@ static size_t last_nr_threads; /* in the previous capture */
 
 static void presize(struct snapshot *snap)
 {
-	char path[64], buf[4096], *p;
 	size_t want = last_nr_threads;
 
 	if (!want) {
+		char path[64], buf[4096], *p;
+
 		snprintf(path, sizeof(path), "/proc/%d/status", snap->pid);
 		if (read_file(path, buf, sizeof(buf)) > 0 && (p = strstr(buf, "\nThreads:")))
 			want = strtoul(p + 9, NULL, 10);
@@ -567,11 +574,12 @@ int nostop__capture(pid_t pid, const struct stacks_opts *opts, struct snapshot *
 {
 	struct capture_ctx c = {.snap = snap, .kernel = opts->kernel};
 	size_t stack_size = opts->stack_size ? opts->stack_size : STACKS_DEFAULT_STACK_SIZE;
-	static bool warned;
 	char path[64];
 	int err, nr;
 
 	if (stack_size > TASKSTACK_MAX_STACK) {
+		static bool warned;
+
 		if (!warned)
 			warning("nostop mode copies at most %d KiB of each thread's stack",
 				TASKSTACK_MAX_STACK / 1024);
