@@ -70,6 +70,7 @@ if command -v tmux >/dev/null; then
 	tmux -L "$sock" send-keys q
 	sleep 0.3
 	tmux -L "$sock" kill-server 2>/dev/null
+	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock"
 	echo "top -i 100 on a screen (tmux), $N threads: ${SCREEN_PCT}% of one core over ${SECS}s ($SAMPLES samples in $((SECS + 1))s)"
 fi
 "$SRVSCOPE" top -p "$FPID" -i 100 --mode=nostop --format=json >/dev/null 2>&1 &

@@ -9,7 +9,8 @@ command -v python3 >/dev/null || skip_all "python3 is needed to check the JSON"
 
 SOCK="srvscope-t31-$$"
 tm() { tmux -L "$SOCK" "$@"; }
-trap 'tm kill-server 2>/dev/null; cleanup' EXIT
+# The server and its socket go with the script.
+trap 'tm kill-server 2>/dev/null; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"; cleanup' EXIT
 
 start_fixture "$FIXTURES/stackfix-c-pie" || { ok 1 "fixture starts"; done_testing; }
 
