@@ -174,12 +174,19 @@ struct map_entry *proc_maps__find(const struct proc_maps *pm, uint64_t addr)
 	return NULL;
 }
 
-static bool overlaps_any(const struct proc_maps *pm, const struct map_entry *m)
+static bool overlaps(const struct map_entry *a, const struct map_entry *b)
+{
+	return a->start < b->end && b->start < a->end;
+}
+
+/* Whether m overlaps an entry of pm (only entries with a path when named_only). */
+static bool overlaps_any(const struct map_entry *maps, size_t nr, const struct map_entry *m,
+			 bool named_only)
 {
 	size_t i;
 
-	for (i = 0; i < pm->nr; i++)
-		if (pm->maps[i].start < m->end && m->start < pm->maps[i].end)
+	for (i = 0; i < nr; i++)
+		if ((!named_only || maps[i].path) && overlaps(&maps[i], m))
 			return true;
 	return false;
 }
@@ -187,18 +194,35 @@ static bool overlaps_any(const struct proc_maps *pm, const struct map_entry *m)
 struct proc_maps *proc_maps__merge_stale(const struct proc_maps *cur, const struct proc_maps *old)
 {
 	struct proc_maps *pm = proc_maps__parse(cur->pid, cur->text, cur->text_len);
-	size_t i, cap = pm->nr;
+	struct map_entry *stale = NULL;
+	size_t i, n = 0, nstale = 0, cap = 0;
 
+	/* A vanished object is kept unless something named took its place; an anonymous
+	 * mapping that took it (a reservation, say) is what the sample did not see. */
 	for (i = 0; i < old->nr; i++) {
 		struct map_entry m = old->maps[i];
 
-		if (!m.path || overlaps_any(cur, &m))
+		if (!m.path || overlaps_any(cur->maps, cur->nr, &m, true))
 			continue;
 		m.path = xstrdup(m.path);
 		m.dso = NULL;
-		xgrow((void **)&pm->maps, &cap, pm->nr + 1, sizeof(m));
-		pm->maps[pm->nr++] = m;
+		xgrow((void **)&stale, &cap, nstale + 1, sizeof(m));
+		stale[nstale++] = m;
 	}
+	for (i = 0; i < pm->nr; i++) {
+		if (overlaps_any(stale, nstale, &pm->maps[i], false)) {
+			free(pm->maps[i].path);
+			continue;
+		}
+		pm->maps[n++] = pm->maps[i];
+	}
+	pm->nr = n;
+	cap = n;
+	for (i = 0; i < nstale; i++) {
+		xgrow((void **)&pm->maps, &cap, pm->nr + 1, sizeof(*stale));
+		pm->maps[pm->nr++] = stale[i];
+	}
+	free(stale);
 	qsort(pm->maps, pm->nr, sizeof(*pm->maps), cmp_start);
 	return pm;
 }

@@ -10,6 +10,7 @@
 #include "proc/task.h"
 #include "snapshot/snapshot.h"
 #include "stacks/stacks.h"
+#include "stacks/unwind_cache.h"
 #include "symbol/symbolizer.h"
 #include "unwind/unwind.h"
 #include "util/util.h"
@@ -22,6 +23,7 @@ struct stacks_session {
 	struct proc_maps *raw;	/* the process's maps as last read */
 	struct symbolizer *sym;
 	struct unwinder *unw;
+	struct unwind_cache *ucache;
 };
 
 static int choose_mode(struct stacks_session *s)
@@ -72,6 +74,7 @@ struct stacks_session *stacks_session__new(pid_t pid, const struct stacks_opts *
 	s->raw = s->maps;
 	s->sym = symbolizer__new(pid, s->maps);
 	s->unw = unwinder__new(pid, s->maps);
+	s->ucache = unwind_cache__new();
 	if (!s->sym || !s->unw) {
 		error("cannot set up unwinding for %d: %s", pid, strerror(errno));
 		goto out_free;
@@ -87,6 +90,7 @@ void stacks_session__delete(struct stacks_session *s)
 {
 	if (!s)
 		return;
+	unwind_cache__delete(s->ucache);
 	unwinder__delete(s->unw);
 	symbolizer__delete(s->sym);
 	if (s->raw != s->maps)
@@ -102,6 +106,7 @@ const char *stacks_session__mode(const struct stacks_session *s)
 
 static void use_maps(struct stacks_session *s, struct proc_maps *maps, struct proc_maps *raw)
 {
+	unwind_cache__clear(s->ucache);
 	unwinder__set_maps(s->unw, maps);
 	symbolizer__set_maps(s->sym, maps);
 	if (s->raw != s->maps)
@@ -122,8 +127,15 @@ static void refresh_maps(struct stacks_session *s, bool keep_stale)
 {
 	struct proc_maps *cur;
 
-	if (!proc_maps__changed(s->raw))
+	if (!proc_maps__changed(s->raw)) {
+		/* Stale entries serve one sample only. */
+		if (!keep_stale && s->maps != s->raw) {
+			cur = s->raw;
+			s->raw = s->maps;
+			use_maps(s, cur, cur);
+		}
 		return;
+	}
 	cur = proc_maps__read(s->pid);
 	if (!cur)
 		return;
@@ -224,9 +236,14 @@ struct snapshot *stacks_session__sample(struct stacks_session *s)
 	refresh_maps(s, true);
 	unwinder__new_sample(s->unw);
 	for (i = 0; i < snap->nr_threads; i++) {
-		unwinder__unwind(s->unw, &snap->threads[i]);
-		symbolize_thread(s, &snap->threads[i]);
+		struct thread_sample *t = &snap->threads[i];
+
+		if (!unwind_cache__lookup(s->ucache, t))
+			unwinder__unwind(s->unw, t);
+		unwind_cache__store(s->ucache, t);
+		symbolize_thread(s, t);
 	}
+	unwind_cache__end_sample(s->ucache);
 	snapshot__drop_stacks(snap);
 	return snap;
 }

@@ -37,14 +37,16 @@ int main(void)
 	{
 		static const char now[] =
 			"00400000-00452000 r-xp 00000000 08:02 173521      /usr/bin/dbus-daemon\n"
-			"7f2c4f100000-7f2c4f110000 r-xp 00000000 fd:01 43  /tmp/new.so\n";
+			"7f2c4f100000-7f2c4f110000 r-xp 00000000 fd:01 43  /tmp/new.so\n"
+			"7ffc1a000000-7ffc1a021000 ---p 00000000 00:00 0\n";
 		struct proc_maps *cur = proc_maps__parse(7, now, sizeof(now) - 1);
 		struct proc_maps *merged = proc_maps__merge_stale(cur, pm);
 
 		/* Kept: the unmapped library and the stack; dropped: what overlaps new maps
 		 * (the old library's range now holds new.so) and anonymous entries. */
 		m = proc_maps__find(merged, 0x7ffc1a000100);
-		ok(m && m->path && !strcmp(m->path, "[stack]"), "stale [stack] kept");
+		ok(m && m->path && !strcmp(m->path, "[stack]"),
+		   "stale named entry kept over the anonymous mapping that replaced it");
 		m = proc_maps__find(merged, 0x7f2c4f100100);
 		ok(m && !strcmp(m->path, "/tmp/new.so"), "current entry wins where they overlap");
 		ok(proc_maps__find(merged, 0x7f2c4f000100) == NULL,
