@@ -1,7 +1,6 @@
 /* srvscope blocking: every blocking episode of every recorded thread (start, duration, the
  * syscall and fd it blocked in, what woke it), then per-syscall and per-fd summaries; text
  * in the layout of the blocking reports of seed 002, or JSON. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -11,6 +10,7 @@
 #include "analysis/blocking.h"
 #include "cmd/cmd.h"
 #include "symbol/symbolizer.h"
+#include "trace/report_cmdline.h"
 #include "trace/syscalls.h"
 #include "trace/trace.h"
 #include "util/util.h"
@@ -224,67 +224,39 @@ static json_t *task_json(struct report *rp, const struct block_episode *eps, siz
 int cmd_blocking(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },
-		{ "comm", required_argument, NULL, 'c' },
+		REPORT_CMDLINE_OPT_FILTERS,
 		{ "min-ms", required_argument, NULL, 'm' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
+		REPORT_CMDLINE_OPT_FORMAT,
+		REPORT_CMDLINE_OPT_HELP,
 		{ 0 }
 	};
+	struct report_cmdline rc;
 	struct block_filter f = { 0 };
 	struct block_report r;
 	struct report rp = { 0 };
 	struct trace *t;
-	bool json = false;
+	bool json;
 	double ms;
 	size_t i, j;
 	char lost[512];
 	json_t *root = NULL, *tasks = NULL;
 	int c, ret = 0;
 
-	while ((c = getopt_long(argc, argv, "p:t:c:m:f:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (parse_long("--pid", optarg, 1, 4194304, &f.pid))
-				return 2;
-			break;
-		case 't':
-			if (parse_long("--tid", optarg, 1, 4194304, &f.tid))
-				return 2;
-			break;
-		case 'c':
-			f.comm = optarg;
-			break;
-		case 'm':
+	report_cmdline__init(&rc, "blocking", usage_text, "text", "json");
+	report_cmdline__filters(&rc, &f.pid, &f.tid, &f.comm);
+	while ((c = report_cmdline__next(&rc, argc, argv, "p:t:c:m:f:h", longopts)) > 0) {
+		if (c == 'm') {
 			if (parse_double("--min-ms", optarg, 0, 1e9, &ms))
 				return 2;
 			f.min_ns = ms * 1e6;
-			break;
-		case 'f':
-			if (!strcmp(optarg, "json"))
-				json = true;
-			else if (strcmp(optarg, "text"))
-				return error("invalid value '%s' for --format: expected text or json",
-					     optarg),
-				       2;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		default:
-			fputs(usage_text, stderr);
-			return 2;
 		}
 	}
-	if (optind != argc - 1) {
-		error("blocking needs one trace file (made by 'srvscope record')");
-		fputs(usage_text, stderr);
-		return 2;
-	}
-	t = trace__open_report(argv[optind]);
+	if (c < 0)
+		return rc.status;
+	t = report_cmdline__open(&rc, argc, argv);
 	if (!t)
-		return 1;
+		return rc.status;
+	json = !strcmp(rc.format, "json");
 	rp.t = t;
 	blocking__analyze(t, &f, &r);
 	if (json) {

@@ -1,6 +1,5 @@
 /* srvscope flame: folded stacks or an SVG flame graph from a trace file: off-CPU time by
  * the blocked thread's stack, wake-up time joined to the waker's stack, or on-CPU samples. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +8,7 @@
 #include "analysis/flame.h"
 #include "cmd/cmd.h"
 #include "output/flamegraph.h"
+#include "trace/report_cmdline.h"
 #include "trace/symbols.h"
 #include "trace/trace.h"
 #include "util/util.h"
@@ -68,26 +68,27 @@ int cmd_flame(int argc, char **argv)
 	enum { OPT_TITLE = 256 };
 	static const struct option longopts[] = {
 		{ "kind", required_argument, NULL, 'k' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },
-		{ "comm", required_argument, NULL, 'c' },
+		REPORT_CMDLINE_OPT_FORMAT,
+		REPORT_CMDLINE_OPT_FILTERS,
 		{ "title", required_argument, NULL, OPT_TITLE },
-		{ "help", no_argument, NULL, 'h' },
+		REPORT_CMDLINE_OPT_HELP,
 		{ 0 }
 	};
+	struct report_cmdline rc;
 	struct flame_filter f = { 0 };
 	struct flame_namer namer = { .user = name_user, .kernel = name_kernel };
 	struct trace_symbols *syms;
 	enum flame_kind kind = FLAME_OFF;
-	bool have_kind = false, svg = false;
+	bool have_kind = false;
 	const char *title = NULL;
 	struct flame fl;
 	struct trace *t;
 	size_t i;
 	int c, err = 0;
 
-	while ((c = getopt_long(argc, argv, "k:f:p:t:c:h", longopts, NULL)) != -1) {
+	report_cmdline__init(&rc, "flame", usage_text, "folded", "svg");
+	report_cmdline__filters(&rc, &f.pid, &f.tid, &f.comm);
+	while ((c = report_cmdline__next(&rc, argc, argv, "k:f:p:t:c:h", longopts)) > 0) {
 		switch (c) {
 		case 'k':
 			if (flame__parse_kind(optarg, &kind))
@@ -96,51 +97,24 @@ int cmd_flame(int argc, char **argv)
 				       2;
 			have_kind = true;
 			break;
-		case 'f':
-			if (!strcmp(optarg, "svg"))
-				svg = true;
-			else if (strcmp(optarg, "folded"))
-				return error("invalid value '%s' for --format: expected folded or svg",
-					     optarg),
-				       2;
-			break;
-		case 'p':
-			if (parse_long("--pid", optarg, 1, 4194304, &f.pid))
-				return 2;
-			break;
-		case 't':
-			if (parse_long("--tid", optarg, 1, 4194304, &f.tid))
-				return 2;
-			break;
-		case 'c':
-			f.comm = optarg;
-			break;
 		case OPT_TITLE:
 			title = optarg;
 			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		default:
-			fputs(usage_text, stderr);
-			return 2;
 		}
 	}
-	if (optind != argc - 1 || !have_kind) {
-		error(!have_kind ? "flame needs --kind=off, wake or on" :
-				   "flame needs one trace file (made by 'srvscope record')");
-		fputs(usage_text, stderr);
-		return 2;
-	}
-	t = trace__open_report(argv[optind]);
+	if (c < 0)
+		return rc.status;
+	if (!have_kind)
+		return report_cmdline__needs(&rc, "--kind=off, wake or on");
+	t = report_cmdline__open(&rc, argc, argv);
 	if (!t)
-		return 1;
+		return rc.status;
 	if (kind == FLAME_ON && !(t->hdr.flags & TRACE_F_ON_CPU))
 		warning("this trace has no on-CPU samples: record with --on-cpu");
 	syms = trace_symbols__new(t);
 	namer.ctx = syms;
 	flame__build(t, kind, &f, &namer, &fl);
-	if (svg)
+	if (!strcmp(rc.format, "svg"))
 		err = write_svg(t, &fl, kind, title);
 	else
 		for (i = 0; i < fl.nr; i++)

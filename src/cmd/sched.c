@@ -1,6 +1,5 @@
 /* srvscope sched: per-thread runtime, switches and scheduling delay from a trace file, in
  * the spirit of 'perf sched latency', as text or JSON, with an optional delay histogram. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -8,6 +7,7 @@
 
 #include "analysis/sched.h"
 #include "cmd/cmd.h"
+#include "trace/report_cmdline.h"
 #include "trace/trace.h"
 #include "util/util.h"
 
@@ -160,47 +160,28 @@ int cmd_sched(int argc, char **argv)
 {
 	enum { OPT_HIST = 256 };
 	static const struct option longopts[] = {
-		{ "format", required_argument, NULL, 'f' },
+		REPORT_CMDLINE_OPT_FORMAT,
 		{ "hist", no_argument, NULL, OPT_HIST },
-		{ "help", no_argument, NULL, 'h' },
+		REPORT_CMDLINE_OPT_HELP,
 		{ 0 }
 	};
+	struct report_cmdline rc;
 	struct sched_report r;
 	struct trace *t;
-	bool json = false, hist = false;
+	bool hist = false;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "f:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			if (!strcmp(optarg, "json"))
-				json = true;
-			else if (strcmp(optarg, "text"))
-				return error("invalid value '%s' for --format: expected text or json",
-					     optarg),
-				       2;
-			break;
-		case OPT_HIST:
+	report_cmdline__init(&rc, "sched", usage_text, "text", "json");
+	while ((c = report_cmdline__next(&rc, argc, argv, "f:h", longopts)) > 0)
+		if (c == OPT_HIST)
 			hist = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		default:
-			fputs(usage_text, stderr);
-			return 2;
-		}
-	}
-	if (optind != argc - 1) {
-		error("sched needs one trace file (made by 'srvscope record')");
-		fputs(usage_text, stderr);
-		return 2;
-	}
-	t = trace__open_report(argv[optind]);
+	if (c < 0)
+		return rc.status;
+	t = report_cmdline__open(&rc, argc, argv);
 	if (!t)
-		return 1;
+		return rc.status;
 	sched__analyze(t, &r);
-	if (json)
+	if (!strcmp(rc.format, "json"))
 		ret = print_json(t, &r, hist);
 	else
 		print_text(t, &r, hist), ret = 0;

@@ -1,0 +1,99 @@
+/* Option and argument handling shared by the trace reports (blocking, sched, flame): the
+ * thread filters, --format, --help, and the trace file. */
+#include <stdio.h>
+#include <string.h>
+
+#include "trace/report_cmdline.h"
+#include "trace/trace.h"
+#include "util/util.h"
+
+void report_cmdline__init(struct report_cmdline *rc, const char *cmd, const char *usage,
+			  const char *format, const char *alt_format)
+{
+	memset(rc, 0, sizeof(*rc));
+	rc->cmd = cmd;
+	rc->usage = usage;
+	rc->formats[0] = format;
+	rc->formats[1] = alt_format;
+	rc->format = format;
+}
+
+void report_cmdline__filters(struct report_cmdline *rc, long *pid, long *tid, const char **comm)
+{
+	rc->pid = pid;
+	rc->tid = tid;
+	rc->comm = comm;
+}
+
+/* One option getopt_long() returned: 1 when taken, 0 when it is the command's, -1 on a usage
+ * error (reported). */
+static int take_option(struct report_cmdline *rc, int c, const char *arg)
+{
+	switch (c) {
+	case 'p':
+		return parse_long("--pid", arg, 1, 4194304, rc->pid) ? -1 : 1;
+	case 't':
+		return parse_long("--tid", arg, 1, 4194304, rc->tid) ? -1 : 1;
+	case 'c':
+		*rc->comm = arg;
+		return 1;
+	case 'f':
+		/* As the commands always did: the default value does not undo the other one
+		 * given earlier ("--format=json --format=text" is json). */
+		if (!strcmp(arg, rc->formats[1]))
+			rc->format = rc->formats[1];
+		else if (strcmp(arg, rc->formats[0]))
+			return error("invalid value '%s' for --format: expected %s or %s", arg,
+				     rc->formats[0], rc->formats[1]);
+		return 1;
+	case '?':
+		fputs(rc->usage, stderr);
+		return -1;
+	}
+	return 0;
+}
+
+int report_cmdline__next(struct report_cmdline *rc, int argc, char **argv, const char *shortopts,
+			 const struct option *longopts)
+{
+	int c, taken;
+
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(rc->usage, stdout);
+			rc->status = 0;
+			return -1;
+		}
+		taken = take_option(rc, c, optarg);
+		if (taken < 0) {
+			rc->status = 2;
+			return -1;
+		}
+		if (!taken)
+			return c;
+	}
+	rc->first = optind;
+	return 0;
+}
+
+int report_cmdline__needs(const struct report_cmdline *rc, const char *what)
+{
+	error("%s needs %s", rc->cmd, what);
+	fputs(rc->usage, stderr);
+	return 2;
+}
+
+struct trace *report_cmdline__open(struct report_cmdline *rc, int argc, char **argv)
+{
+	struct trace *t;
+
+	if (rc->first != argc - 1) {
+		rc->status =
+			report_cmdline__needs(rc, "one trace file (made by 'srvscope record')");
+		return NULL;
+	}
+	t = trace__open_report(argv[rc->first]);
+	if (!t)
+		rc->status = 1;
+	return t;
+}
