@@ -73,6 +73,13 @@ static const char *syscall_name(int nr, char *buf, size_t size)
 	return nr < 0 ? "-" : syscall__name(nr, buf, size);
 }
 
+static json_t *syscall_json(int nr)
+{
+	char buf[32];
+
+	return nr < 0 ? json_null() : json_string(syscall__name(nr, buf, sizeof(buf)));
+}
+
 static void print_stats_header(const char *what)
 {
 	printf("  %-16s %7s %12s %12s %12s %12s %12s\n", what, "Count", "Sum (ms)", "Min (ms)",
@@ -101,12 +108,14 @@ static void print_task_text(struct report *rp, const struct block_episode *eps, 
 	       "Wakeup");
 	for (i = 0; i < n; i++) {
 		const struct block_episode *ep = &eps[i];
-		const char *desc = ep->fd >= 0 ? trace__fd_desc(t, ep->pid, ep->fd, ep->start_ns) : NULL;
+		const char *desc =
+			ep->fd >= 0 ? trace__fd_desc(t, ep->pid, ep->fd, ep->start_ns) : NULL;
 		const char *detail = wake_detail(rp, ep, buf, sizeof(buf));
 		char fd[64] = "-", wake[96];
 
 		if (ep->fd >= 0)
-			snprintf(fd, sizeof(fd), "%d%s%.50s", ep->fd, desc ? " " : "", desc ? desc : "");
+			snprintf(fd, sizeof(fd), "%d%s%.50s", ep->fd, desc ? " " : "",
+				 desc ? desc : "");
 		if (ep->wake_kind == WAKE_TASK)
 			snprintf(wake, sizeof(wake), "TASK %s %u", ep->waker_name, ep->waker_tid);
 		else
@@ -118,7 +127,7 @@ static void print_task_text(struct report *rp, const struct block_episode *eps, 
 		marks |= ep->from_start || ep->unfinished;
 		printf("  %-12.6f %13.3f%s  %-16s %-40s %s\n", (ep->start_ns - t->first_ns) / 1e9,
 		       (ep->end_ns - ep->start_ns) / 1e6,
-		       ep->from_start ? "<" : ep->unfinished ? ">" : " ",
+		       ep->from_start ? "<" : (ep->unfinished ? ">" : " "),
 		       syscall_name(ep->syscall, nbuf, sizeof(nbuf)), fd, wake);
 	}
 	if (marks)
@@ -135,7 +144,8 @@ static void print_task_text(struct report *rp, const struct block_episode *eps, 
 		printf("\n");
 		print_stats_header("Fd");
 		for (i = 0; i < ng; i++) {
-			const char *desc = trace__fd_desc(t, eps[0].pid, g[i].key, eps[n - 1].start_ns);
+			const char *desc =
+				trace__fd_desc(t, eps[0].pid, g[i].key, eps[n - 1].start_ns);
 
 			snprintf(key, sizeof(key), "%d", g[i].key);
 			print_stats(key, &g[i].st);
@@ -165,7 +175,7 @@ static json_t *task_json(struct report *rp, const struct block_episode *eps, siz
 	json_t *o = json_object(), *blocks = json_array(), *sum = json_array(), *fds = json_array();
 	struct block_group *g;
 	size_t i, ng;
-	char buf[64], nbuf[32];
+	char buf[64];
 
 	json_object_set_new(o, "pid", json_integer(eps[0].pid));
 	json_object_set_new(o, "tid", json_integer(eps[0].tid));
@@ -174,25 +184,29 @@ static json_t *task_json(struct report *rp, const struct block_episode *eps, siz
 		const struct block_episode *ep = &eps[i];
 		json_t *b = json_object(), *w = json_object();
 		const char *detail = wake_detail(rp, ep, buf, sizeof(buf));
-		const char *desc = ep->fd >= 0 ? trace__fd_desc(t, ep->pid, ep->fd, ep->start_ns) : NULL;
+		const char *desc =
+			ep->fd >= 0 ? trace__fd_desc(t, ep->pid, ep->fd, ep->start_ns) : NULL;
 
 		json_object_set_new(b, "start_ns", json_integer(ep->start_ns - t->first_ns));
 		json_object_set_new(b, "duration_ns", json_integer(ep->end_ns - ep->start_ns));
-		json_object_set_new(b, "syscall", ep->syscall >= 0 ?
-				json_string(syscall__name(ep->syscall, nbuf, sizeof(nbuf))) : json_null());
+		json_object_set_new(b, "syscall", syscall_json(ep->syscall));
 		json_object_set_new(b, "fd", ep->fd >= 0 ? json_integer(ep->fd) : json_null());
 		json_object_set_new(b, "fd_desc", desc ? json_string(desc) : json_null());
 		json_object_set_new(b, "ret", ep->has_ret ? json_integer(ep->ret) : json_null());
-		json_object_set_new(b, "runq_ns", ep->wake_ns && ep->end_ns >= ep->wake_ns ?
-				json_integer(ep->end_ns - ep->wake_ns) : json_null());
+		json_object_set_new(b, "runq_ns",
+				    ep->wake_ns && ep->end_ns >= ep->wake_ns
+					    ? json_integer(ep->end_ns - ep->wake_ns)
+					    : json_null());
 		json_object_set_new(b, "from_start", json_boolean(ep->from_start));
 		json_object_set_new(b, "unfinished", json_boolean(ep->unfinished));
 		json_object_set_new(w, "kind", json_string(blocking__kind_name(ep->wake_kind)));
 		json_object_set_new(w, "detail", detail ? json_string(detail) : json_null());
-		json_object_set_new(w, "waker_tid", ep->wake_kind == WAKE_TASK ?
-				json_integer(ep->waker_tid) : json_null());
-		json_object_set_new(w, "waker_comm", ep->wake_kind == WAKE_TASK ?
-				json_string(ep->waker_name) : json_null());
+		json_object_set_new(w, "waker_tid",
+				    ep->wake_kind == WAKE_TASK ? json_integer(ep->waker_tid)
+							       : json_null());
+		json_object_set_new(w, "waker_comm",
+				    ep->wake_kind == WAKE_TASK ? json_string(ep->waker_name)
+							       : json_null());
 		json_object_set_new(b, "wakeup", w);
 		json_array_append_new(blocks, b);
 	}
@@ -201,8 +215,7 @@ static json_t *task_json(struct report *rp, const struct block_episode *eps, siz
 	for (i = 0; i < ng; i++) {
 		json_t *s = json_object();
 
-		json_object_set_new(s, "syscall", g[i].key >= 0 ?
-				json_string(syscall__name(g[i].key, nbuf, sizeof(nbuf))) : json_null());
+		json_object_set_new(s, "syscall", syscall_json(g[i].key));
 		json_array_append_new(sum, stats_json(s, &g[i].st));
 	}
 	free(g);
@@ -223,17 +236,15 @@ static json_t *task_json(struct report *rp, const struct block_episode *eps, siz
 
 int cmd_blocking(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		REPORT_CMDLINE_OPT_FILTERS,
-		{ "min-ms", required_argument, NULL, 'm' },
-		REPORT_CMDLINE_OPT_FORMAT,
-		REPORT_CMDLINE_OPT_HELP,
-		{ 0 }
-	};
+	static const struct option longopts[] = {REPORT_CMDLINE_OPT_FILTERS,
+						 {"min-ms", required_argument, NULL, 'm'},
+						 REPORT_CMDLINE_OPT_FORMAT,
+						 REPORT_CMDLINE_OPT_HELP,
+						 {0}};
 	struct report_cmdline rc;
-	struct block_filter f = { 0 };
+	struct block_filter f = {0};
 	struct block_report r;
-	struct report rp = { 0 };
+	struct report rp = {0};
 	struct trace *t;
 	bool json;
 	double ms;
@@ -263,8 +274,10 @@ int cmd_blocking(int argc, char **argv)
 		root = json_object();
 		tasks = json_array();
 		json_object_set_new(root, "trace_start_ns", json_integer(t->first_ns));
-		json_object_set_new(root, "lost_events", json_integer(t->lost_by_reason[LOST_RINGBUF]));
-		json_object_set_new(root, "lost_stacks", json_integer(t->lost_by_reason[LOST_STACK_RINGBUF]));
+		json_object_set_new(root, "lost_events",
+				    json_integer(t->lost_by_reason[LOST_RINGBUF]));
+		json_object_set_new(root, "lost_stacks",
+				    json_integer(t->lost_by_reason[LOST_STACK_RINGBUF]));
 	}
 	for (i = 0; i < r.nr; i = j) {
 		for (j = i + 1; j < r.nr && r.eps[j].tid == r.eps[i].tid; j++)

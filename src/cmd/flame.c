@@ -41,7 +41,7 @@ static const char *name_kernel(void *ctx, uint64_t addr)
 static int write_svg(const struct trace *t, const struct flame *fl, enum flame_kind kind,
 		     const char *title)
 {
-	static const char *const titles[] = { "Off-CPU time", "Wake-up time", "On-CPU samples" };
+	static const char *const titles[] = {"Off-CPU time", "Wake-up time", "On-CPU samples"};
 	struct flamegraph_entry *e = xcalloc(fl->nr + 1, sizeof(*e));
 	struct flamegraph_opts o = {
 		.title = title ? title : titles[kind],
@@ -66,17 +66,15 @@ static int write_svg(const struct trace *t, const struct flame *fl, enum flame_k
 int cmd_flame(int argc, char **argv)
 {
 	enum { OPT_TITLE = 256 };
-	static const struct option longopts[] = {
-		{ "kind", required_argument, NULL, 'k' },
-		REPORT_CMDLINE_OPT_FORMAT,
-		REPORT_CMDLINE_OPT_FILTERS,
-		{ "title", required_argument, NULL, OPT_TITLE },
-		REPORT_CMDLINE_OPT_HELP,
-		{ 0 }
-	};
+	static const struct option longopts[] = {{"kind", required_argument, NULL, 'k'},
+						 REPORT_CMDLINE_OPT_FORMAT,
+						 REPORT_CMDLINE_OPT_FILTERS,
+						 {"title", required_argument, NULL, OPT_TITLE},
+						 REPORT_CMDLINE_OPT_HELP,
+						 {0}};
 	struct report_cmdline rc;
-	struct flame_filter f = { 0 };
-	struct flame_namer namer = { .user = name_user, .kernel = name_kernel };
+	struct flame_filter f = {0};
+	struct flame_namer namer = {.user = name_user, .kernel = name_kernel};
 	struct trace_symbols *syms;
 	enum flame_kind kind = FLAME_OFF;
 	bool have_kind = false;
@@ -91,10 +89,11 @@ int cmd_flame(int argc, char **argv)
 	while ((c = report_cmdline__next(&rc, argc, argv, "k:f:p:t:c:h", longopts)) > 0) {
 		switch (c) {
 		case 'k':
-			if (flame__parse_kind(optarg, &kind))
-				return error("invalid value '%s' for --kind: expected off, wake or on",
-					     optarg),
-				       2;
+			if (flame__parse_kind(optarg, &kind)) {
+				error("invalid value '%s' for --kind: expected off, wake or on",
+				      optarg);
+				return 2;
+			}
 			have_kind = true;
 			break;
 		case OPT_TITLE:

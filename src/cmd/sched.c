@@ -22,7 +22,7 @@ static const char usage_text[] =
 
 static void hist_bounds(unsigned int b, char *buf, size_t size)
 {
-	static const char *const units[] = { "us", "ms", "s" };
+	static const char *const units[] = {"us", "ms", "s"};
 	uint64_t hi = 1ull << b; /* microseconds */
 	unsigned int u = 0;
 
@@ -112,7 +112,8 @@ static int print_json(const struct trace *t, const struct sched_report *r, bool 
 	json_object_set_new(root, "trace_start_ns", json_integer(t->first_ns));
 	json_object_set_new(root, "duration_ns", json_integer(t->end_ns - t->first_ns));
 	json_object_set_new(root, "lost_events", json_integer(t->lost_by_reason[LOST_RINGBUF]));
-	json_object_set_new(root, "lost_stacks", json_integer(t->lost_by_reason[LOST_STACK_RINGBUF]));
+	json_object_set_new(root, "lost_stacks",
+			    json_integer(t->lost_by_reason[LOST_STACK_RINGBUF]));
 	for (i = 0; i < r->nr; i++) {
 		const struct sched_task *k = &r->tasks[i];
 		json_t *o = json_object();
@@ -127,8 +128,8 @@ static int print_json(const struct trace *t, const struct sched_report *r, bool 
 				    json_integer(k->delays ? k->delay_sum_ns / k->delays : 0));
 		json_object_set_new(o, "max_delay_ns", json_integer(k->max_delay_ns));
 		json_object_set_new(o, "max_delay_at_ns",
-				    k->max_delay_ns ? json_integer(k->max_delay_at_ns - t->first_ns) :
-						      json_null());
+				    k->max_delay_ns ? json_integer(k->max_delay_at_ns - t->first_ns)
+						    : json_null());
 		if (hist) {
 			json_t *h = json_array();
 
@@ -139,9 +140,9 @@ static int print_json(const struct trace *t, const struct sched_report *r, bool 
 					continue;
 				bk = json_object();
 				json_object_set_new(bk, "lt_ns",
-						    b == SCHED_HIST_BUCKETS - 1 ?
-							    json_null() :
-							    json_integer((1ull << b) * 1000));
+						    b == SCHED_HIST_BUCKETS - 1
+							    ? json_null()
+							    : json_integer((1ull << b) * 1000));
 				json_object_set_new(bk, "count", json_integer(k->hist[b]));
 				json_array_append_new(h, bk);
 			}
@@ -159,12 +160,10 @@ static int print_json(const struct trace *t, const struct sched_report *r, bool 
 int cmd_sched(int argc, char **argv)
 {
 	enum { OPT_HIST = 256 };
-	static const struct option longopts[] = {
-		REPORT_CMDLINE_OPT_FORMAT,
-		{ "hist", no_argument, NULL, OPT_HIST },
-		REPORT_CMDLINE_OPT_HELP,
-		{ 0 }
-	};
+	static const struct option longopts[] = {REPORT_CMDLINE_OPT_FORMAT,
+						 {"hist", no_argument, NULL, OPT_HIST},
+						 REPORT_CMDLINE_OPT_HELP,
+						 {0}};
 	struct report_cmdline rc;
 	struct sched_report r;
 	struct trace *t;
