@@ -16,14 +16,21 @@ struct uc_entry {
 	uint8_t *stack;
 	unsigned int nr_ips;
 	bool truncated;
-	uint64_t ips[SNAP_MAX_FRAMES];
+	uint64_t *ips;
 };
 
 struct unwind_cache {
 	struct uc_entry *slots;
 	size_t cap, nr;
+	size_t nr_current; /* entries stored during the current sample */
 	unsigned int gen;
 };
+
+static void entry_free(struct uc_entry *e)
+{
+	free(e->stack);
+	free(e->ips);
+}
 
 struct unwind_cache *unwind_cache__new(void)
 {
@@ -38,10 +45,10 @@ void unwind_cache__clear(struct unwind_cache *c)
 	size_t i;
 
 	for (i = 0; i < c->cap; i++)
-		free(c->slots[i].stack);
+		entry_free(&c->slots[i]);
 	free(c->slots);
 	c->slots = NULL;
-	c->cap = c->nr = 0;
+	c->cap = c->nr = c->nr_current = 0;
 }
 
 void unwind_cache__delete(struct unwind_cache *c)
@@ -78,7 +85,7 @@ static void rebuild(struct unwind_cache *c, size_t need, unsigned int keep_gen)
 		if (!e->tid)
 			continue;
 		if (keep_gen && e->gen != keep_gen) {
-			free(e->stack);
+			entry_free(e);
 			continue;
 		}
 		*slot_of(slots, cap, e->tid) = *e;
@@ -118,7 +125,13 @@ void unwind_cache__store(struct unwind_cache *c, struct thread_sample *t)
 	e = slot_of(c->slots, c->cap, t->tid);
 	if (!e->tid)
 		c->nr++;
+	if (!e->tid || e->gen != c->gen)
+		c->nr_current++;
 	free(e->stack);
+	if (!e->ips || e->nr_ips != t->nr_ips) {
+		free(e->ips);
+		e->ips = xmalloc(t->nr_ips * sizeof(*e->ips));
+	}
 	e->tid = t->tid;
 	e->gen = c->gen;
 	e->regs = t->regs;
@@ -133,7 +146,9 @@ void unwind_cache__store(struct unwind_cache *c, struct thread_sample *t)
 
 void unwind_cache__end_sample(struct unwind_cache *c)
 {
-	if (c->cap)
-		rebuild(c, c->nr, c->gen);
+	/* Forget the threads that are gone; nothing to do when every one was seen. */
+	if (c->nr_current < c->nr)
+		rebuild(c, c->nr_current, c->gen);
+	c->nr_current = 0;
 	c->gen++;
 }
