@@ -33,17 +33,14 @@ static const char usage_text[] =
 
 int cmd_stacks(int argc, char **argv)
 {
-	static const struct option longopts[] = {{"pid", required_argument, NULL, 'p'},
-						 {"samples", required_argument, NULL, 'n'},
-						 {"interval", required_argument, NULL, 'i'},
-						 {"format", required_argument, NULL, 'f'},
-						 {"kernel", no_argument, NULL, 'k'},
-						 {"mode", required_argument, NULL, 'M'},
-						 {"consistent", no_argument, NULL, 'C'},
-						 {"stack-size", required_argument, NULL, 'S'},
-						 {"quiet", no_argument, NULL, 'q'},
-						 {"help", no_argument, NULL, 'h'},
-						 {0}};
+	static const struct option longopts[] = {
+		{ "samples", required_argument, NULL, 'n' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "consistent", no_argument, NULL, 'C' },
+		STACKS_CMDLINE_LONGOPTS,
+		{ 0 },
+	};
 	struct stacks_cmdline cl;
 	struct stacks_session *session;
 	struct stack_agg *agg;

@@ -271,16 +271,13 @@ static int top__stream(struct top *tp)
 
 int cmd_top(int argc, char **argv)
 {
-	static const struct option longopts[] = {{"pid", required_argument, NULL, 'p'},
-						 {"interval", required_argument, NULL, 'i'},
-						 {"iterations", required_argument, NULL, 'n'},
-						 {"format", required_argument, NULL, 'f'},
-						 {"kernel", no_argument, NULL, 'k'},
-						 {"mode", required_argument, NULL, 'M'},
-						 {"stack-size", required_argument, NULL, 'S'},
-						 {"quiet", no_argument, NULL, 'q'},
-						 {"help", no_argument, NULL, 'h'},
-						 {0}};
+	static const struct option longopts[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "iterations", required_argument, NULL, 'n' },
+		{ "format", required_argument, NULL, 'f' },
+		STACKS_CMDLINE_LONGOPTS,
+		{ 0 },
+	};
 	struct top tp;
 	bool screen;
 	int c, ret;

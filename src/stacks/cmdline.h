@@ -12,6 +12,17 @@ struct stacks_cmdline {
 	struct stacks_opts opts;
 };
 
+/* The getopt_long entries of the shared options, for the commands' option tables. */
+/* clang-format off */
+#define STACKS_CMDLINE_LONGOPTS                                                            \
+	{ "pid", required_argument, NULL, 'p' },                                           \
+	{ "kernel", no_argument, NULL, 'k' },                                              \
+	{ "mode", required_argument, NULL, 'M' },                                          \
+	{ "stack-size", required_argument, NULL, 'S' },                                    \
+	{ "quiet", no_argument, NULL, 'q' },                                               \
+	{ "help", no_argument, NULL, 'h' }
+/* clang-format on */
+
 void stacks_cmdline__init(struct stacks_cmdline *cl);
 /* Handles one getopt_long result: 'p', 'k', 'q', 'M' (--mode), 'C' (--consistent),
  * 'S' (--stack-size). Returns 1 when handled, -1 on a bad value (message printed),
