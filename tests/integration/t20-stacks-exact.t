@@ -4,6 +4,10 @@
 . "$(dirname "$0")/lib.sh"
 need_root
 MODE=${STACKS_MODE:-ptrace}
+if [ -z "${SRVSCOPE_NO_STATIC:-}" ]; then
+	like "$(ldd "${SRVSCOPE}-static" 2>&1)" "not a dynamic executable" \
+		"the static binary has no runtime dependencies"
+fi
 n=1
 for bin in "$SRVSCOPE" "${SRVSCOPE}-static"; do
 	[ -x "$bin" ] || { [ -n "${SRVSCOPE_NO_STATIC:-}" ] && continue; }
