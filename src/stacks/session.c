@@ -37,8 +37,8 @@ static int choose_mode(struct stacks_session *s)
 		return 0;
 	}
 	if (s->opts.mode == STACKS_MODE_NOSTOP)
-		return error("--mode=nostop is not available: %s (use --mode=ptrace)", why);
-	notice("nostop mode unavailable (%s); using ptrace", why);
+		return error("--mode=nostop is not available: it needs %s; use --mode=ptrace", why);
+	notice("nostop mode needs %s; using ptrace", why);
 	s->opts.mode = STACKS_MODE_PTRACE;
 	return 0;
 }
