@@ -1,6 +1,7 @@
 /* Builds folded stacks in two steps: weights are first summed per distinct (thread, stack
  * ids, waker) tuple, cheap to compare; only then is each tuple named once and the lines
- * with equal text merged. */
+ * with equal text merged. The first step runs once per episode or sample, millions of
+ * times: a thread's last tuple is checked before the hash table. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,14 +22,17 @@ struct gkey {
 
 struct group {
 	struct gkey k;
-	uint64_t ts; /* of the first occurrence: picks the maps to name user frames with */
+	uint64_t ts; /* of the earliest occurrence: picks the maps to name user frames with */
 	uint64_t weight;
 };
+
+#define LAST_SLOTS 256
 
 struct groups {
 	struct u64map idx;
 	struct group *g;
 	size_t nr, cap;
+	uint32_t last[LAST_SLOTS]; /* by tid: index + 1 of the thread's last group; 0: none */
 };
 
 struct sbuf {
@@ -59,11 +63,36 @@ static uint64_t hash_bytes(const void *p, size_t n)
 	return h;
 }
 
+/* A key is compared and hashed as a whole, padding included: callers zero it first. */
+static uint64_t hash_key(const struct gkey *k)
+{
+	uint64_t w[sizeof(*k) / 8], h = 0;
+	size_t i;
+
+	_Static_assert(sizeof(*k) % 8 == 0, "struct gkey is hashed by 64-bit words");
+	memcpy(w, k, sizeof(w));
+	for (i = 0; i < ARRAY_SIZE(w); i++)
+		h = (h ^ w[i]) * 0x9e3779b97f4a7c15ull;
+	return h ^ h >> 29;
+}
+
+static void group_add(struct group *g, uint64_t ts, uint64_t weight)
+{
+	g->weight += weight;
+	if (ts < g->ts)
+		g->ts = ts;
+}
+
 static void add(struct groups *gs, const struct gkey *k, uint64_t ts, uint64_t weight)
 {
-	uint64_t h = hash_bytes(k, sizeof(*k));
+	uint32_t *last = &gs->last[k->tid % LAST_SLOTS];
+	uint64_t h;
 
-	for (;; h++) {
+	if (*last && !memcmp(&gs->g[*last - 1].k, k, sizeof(*k))) {
+		group_add(&gs->g[*last - 1], ts, weight);
+		return;
+	}
+	for (h = hash_key(k);; h++) {
 		bool created;
 		uint64_t *slot = u64map__slot(&gs->idx, h, &created);
 		struct group *g;
@@ -75,11 +104,13 @@ static void add(struct groups *gs, const struct gkey *k, uint64_t ts, uint64_t w
 			g->k = *k;
 			g->ts = ts;
 			g->weight = weight;
+			*last = gs->nr;
 			return;
 		}
 		g = &gs->g[*slot];
 		if (!memcmp(&g->k, k, sizeof(*k))) {
-			g->weight += weight;
+			group_add(g, ts, weight);
+			*last = *slot + 1;
 			return;
 		}
 	}
