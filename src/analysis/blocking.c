@@ -177,7 +177,8 @@ static int cmp_ep(const void *a, const void *b)
 	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
 }
 
-void blocking__analyze(const struct trace *t, const struct block_filter *f, struct block_report *r)
+static void analyze(const struct trace *t, const struct block_filter *f, struct block_report *r,
+		    bool sorted)
 {
 	struct state s = { .r = r };
 	size_t i, n;
@@ -258,11 +259,22 @@ void blocking__analyze(const struct trace *t, const struct block_filter *f, stru
 			r->eps[n++] = *ep;
 	}
 	r->nr = n;
-	if (n)
+	if (n && sorted)
 		qsort(r->eps, n, sizeof(*r->eps), cmp_ep);
 	free(s.thr);
 	free(s.next);
 	u64map__free(&s.idx);
+}
+
+void blocking__analyze(const struct trace *t, const struct block_filter *f, struct block_report *r)
+{
+	analyze(t, f, r, true);
+}
+
+void blocking__analyze_unsorted(const struct trace *t, const struct block_filter *f,
+				struct block_report *r)
+{
+	analyze(t, f, r, false);
 }
 
 void block_report__free(struct block_report *r)

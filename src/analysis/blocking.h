@@ -40,12 +40,16 @@ struct block_filter {
 };
 
 struct block_report {
-	struct block_episode *eps; /* by pid, tid, then start */
+	struct block_episode *eps; /* by pid, tid, then start (unless unsorted) */
 	size_t nr;
 };
 
 /* Fills r with the episodes of t that pass f (NULL: all). */
 void blocking__analyze(const struct trace *t, const struct block_filter *f, struct block_report *r);
+/* The same with the episodes in no particular order, for callers that only add them up:
+ * sorting millions of episodes costs more than finding them. */
+void blocking__analyze_unsorted(const struct trace *t, const struct block_filter *f,
+				struct block_report *r);
 void block_report__free(struct block_report *r);
 /* True when a thread switched out in this state is waiting (not preempted, not exiting). */
 bool blocking__is_blocked_state(uint32_t state);

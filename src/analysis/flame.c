@@ -258,7 +258,7 @@ static void collect(const struct trace *t, enum flame_kind kind, const struct fl
 		bf.tid = f->tid;
 		bf.comm = f->comm;
 	}
-	blocking__analyze(t, &bf, &r);
+	blocking__analyze_unsorted(t, &bf, &r);
 	for (i = 0; i < r.nr; i++) {
 		const struct block_episode *ep = &r.eps[i];
 		/* Blocked until woken; the wait for a CPU after that is scheduling delay
