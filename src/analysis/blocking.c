@@ -150,20 +150,11 @@ static void on_syscall(struct state *s, struct thr *th, const struct rec *e)
 static bool keep(const struct trace *t, const struct block_filter *f,
 		 const struct block_episode *ep)
 {
-	const struct trace_thread *th;
-
 	if (!f)
 		return true;
-	if ((f->pid && ep->pid != (uint32_t)f->pid) || (f->tid && ep->tid != (uint32_t)f->tid))
-		return false;
 	if (ep->end_ns - ep->start_ns < f->min_ns)
 		return false;
-	if (f->comm) {
-		th = trace__thread(t, ep->tid);
-		if (!th || strcmp(th->comm, f->comm))
-			return false;
-	}
-	return true;
+	return trace__task_match(t, f->pid, f->tid, f->comm, ep->pid, ep->tid);
 }
 
 static int cmp_ep(const void *a, const void *b)

@@ -217,17 +217,7 @@ static void waker_label(struct sbuf *b, const struct gkey *k, const struct flame
 static bool thread_ok(const struct trace *t, const struct flame_filter *f, uint32_t tid,
 		      uint32_t pid)
 {
-	const struct trace_thread *th;
-
-	if (!f)
-		return true;
-	if ((f->pid && pid != (uint32_t)f->pid) || (f->tid && tid != (uint32_t)f->tid))
-		return false;
-	if (f->comm) {
-		th = trace__thread(t, tid);
-		return th && !strcmp(th->comm, f->comm);
-	}
-	return true;
+	return !f || trace__task_match(t, f->pid, f->tid, f->comm, pid, tid);
 }
 
 static void collect(const struct trace *t, enum flame_kind kind, const struct flame_filter *f,

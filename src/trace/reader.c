@@ -604,6 +604,19 @@ const struct trace_thread *trace__thread(const struct trace *t, uint32_t tid)
 	return &t->threads[i];
 }
 
+bool trace__task_match(const struct trace *t, long want_pid, long want_tid,
+		       const char *want_comm, uint32_t pid, uint32_t tid)
+{
+	const struct trace_thread *th;
+
+	if ((want_pid && pid != (uint32_t)want_pid) || (want_tid && tid != (uint32_t)want_tid))
+		return false;
+	if (!want_comm)
+		return true;
+	th = trace__thread(t, tid);
+	return th && !strcmp(th->comm, want_comm);
+}
+
 const char *trace__fd_desc(const struct trace *t, uint32_t pid, int32_t fd, uint64_t ts)
 {
 	size_t lo = 0, hi = t->nr_fds, best = SIZE_MAX;

@@ -182,6 +182,10 @@ struct trace *trace__open_report(const char *path);
 const struct trace_stack *trace__stack(const struct trace *t, uint64_t id);
 /* The thread's last known name and process; NULL when the trace never named it. */
 const struct trace_thread *trace__thread(const struct trace *t, uint32_t tid);
+/* Whether thread tid of process pid passes the reports' --pid/--tid/--comm filters
+ * (0 or NULL: any); the name compared is the thread's last known name. */
+bool trace__task_match(const struct trace *t, long want_pid, long want_tid,
+		       const char *want_comm, uint32_t pid, uint32_t tid);
 /* What fd of pid was at time ts (the description observed last before ts, else the first
  * one), NULL when never described. The string is valid until the next call. */
 const char *trace__fd_desc(const struct trace *t, uint32_t pid, int32_t fd, uint64_t ts);
