@@ -139,7 +139,8 @@ check: deps all static $(UNIT_BINS) fuzz-bins
 # Sanitizer build of everything, then the whole suite against it.
 asan:
 	$(Q)$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-		build-asan/srvscope fixtures demo-bins $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BINS))
+		build-asan/srvscope fixtures demo-bins fuzz-bins \
+		$(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BINS))
 	$(Q)BUILD=build-asan SRVSCOPE_NO_STATIC=1 scripts/check.sh
 
 # Fuzz targets: libFuzzer binaries over the library built with clang and ASan.
