@@ -44,7 +44,7 @@ static uint32_t sym_rank(const GElf_Sym *s, const char *name)
 		r |= 1u << 9;
 	if (strncmp(name, "__GI_", 5))
 		r |= 1u << 8;
-	while (name[us] == '_' && us < 255)
+	while (us < 255 && name[us] == '_')
 		us++;
 	return r | (255 - us);
 }
