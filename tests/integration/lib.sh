@@ -12,6 +12,7 @@ _failed=0
 _pids=""
 
 cleanup() {
+	exec 2>/dev/null # no job-control "Killed" lines after the plan
 	for p in $_pids; do kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	rm -rf "$TMP"
