@@ -86,14 +86,13 @@ static void precopy_stack(pid_t pid, struct thread_sample *t, size_t size)
 /* Waits for tid to report its stop. Returns 1 when stopped (with *sig the signal to
  * pass back at detach, 0 for an interrupt or group stop), 0 when it exited, -errno on
  * error or timeout (the thread was in uninterruptible sleep). */
-static int wait_stop(pid_t tid, bool timed, int *sig, bool *group_stop)
+static int wait_stop(pid_t tid, bool timed, int *sig)
 {
 	struct itimerval it = {.it_value = {.tv_usec = D_STATE_WAIT_MS * 1000}};
 	struct itimerval off = {0};
 	int status, r, err = 0;
 
 	*sig = 0;
-	*group_stop = false;
 	if (timed)
 		setitimer(ITIMER_REAL, &it, NULL);
 	/* Poll first: a thread usually reaches its stop within microseconds, and sleeping in
@@ -120,12 +119,9 @@ stopped:
 		return 0;
 	if (!WIFSTOPPED(status))
 		return -EIO;
-	if ((status >> 16) == PTRACE_EVENT_STOP) {
-		int s = WSTOPSIG(status);
-
-		*group_stop = s == SIGSTOP || s == SIGTSTP || s == SIGTTIN || s == SIGTTOU;
+	/* An interrupt stop, or the group stop of a stopped process: nothing to pass on. */
+	if ((status >> 16) == PTRACE_EVENT_STOP)
 		return 1;
-	}
 	/* A signal-delivery stop: a signal raced with us; deliver it when detaching. */
 	*sig = WSTOPSIG(status);
 	return 1;
@@ -197,7 +193,6 @@ static int sample_one(pid_t pid, pid_t tid, const struct stacks_opts *opts, stru
 	struct thread_sample *t = snapshot__add_thread(snap);
 	uint64_t t0;
 	int err, sig, r;
-	bool group_stop;
 
 	err = prepare_thread(pid, tid, opts, t);
 	if (err)
@@ -211,7 +206,7 @@ static int sample_one(pid_t pid, pid_t tid, const struct stacks_opts *opts, stru
 		ptrace(PTRACE_DETACH, tid, NULL, NULL);
 		goto out_drop;
 	}
-	r = wait_stop(tid, t->state == 'D', &sig, &group_stop);
+	r = wait_stop(tid, t->state == 'D', &sig);
 	/* The stop begins about now: wait_stop polls, so it sees the stop within a
 	 * microsecond or so (the thread's way to its stop is not stopped time). */
 	t0 = now_ns();
@@ -322,15 +317,22 @@ static int capture_one_by_one(pid_t pid, const struct stacks_opts *opts, struct 
 	return err;
 }
 
+/* What --consistent keeps about each thread it holds. */
+struct held {
+	uint64_t t0; /* when its stop was seen */
+	int sig;     /* a signal that raced with us, passed on at release */
+	bool gone;   /* exited before it stopped */
+};
+
 /* --consistent: stop every thread, rescan until no new thread appears (a stopped thread
  * cannot create more), take everything, release everything. */
 static int capture_consistent(pid_t pid, const struct stacks_opts *opts, struct snapshot *snap)
 {
 	pid_t *tids = NULL;
-	size_t start = snap->nr_threads, i;
-	uint64_t *t0s = NULL, first = 0, last;
-	size_t t0cap = 0;
-	int pass, n, j, err = 0;
+	size_t start = snap->nr_threads, i, j, heldcap = 0;
+	struct held *held = NULL;
+	uint64_t first = 0, last;
+	int pass, n, k, err = 0;
 	bool fresh = true;
 
 	for (pass = 0; fresh && pass < 64 && !ptrace_interrupted; pass++) {
@@ -340,24 +342,19 @@ static int capture_consistent(pid_t pid, const struct stacks_opts *opts, struct 
 			err = error("cannot list threads of %d: the process exited", pid);
 			break;
 		}
-		for (j = 0; j < n; j++) {
+		for (k = 0; k < n; k++) {
 			struct thread_sample *t;
 			bool known = false;
 			int r;
 
 			for (i = start; i < snap->nr_threads && !known; i++)
-				known = snap->threads[i].tid == tids[j];
+				known = snap->threads[i].tid == tids[k];
 			if (known)
 				continue;
 			t = snapshot__add_thread(snap);
-			if (prepare_thread(pid, tids[j], opts, t)) {
-				snap->nr_threads--;
-				free(t->ktext);
-				free(t->stack_data);
-				snap->exited++;
-				continue;
-			}
-			r = ptrace__seize(tids[j]);
+			r = prepare_thread(pid, tids[k], opts, t);
+			if (!r)
+				r = ptrace__seize(tids[k]);
 			if (r) {
 				snap->nr_threads--;
 				free(t->ktext);
@@ -367,13 +364,16 @@ static int capture_consistent(pid_t pid, const struct stacks_opts *opts, struct 
 					continue;
 				}
 				err = seize_error(pid, r);
+				free(tids);
+				tids = NULL;
 				goto out_release;
 			}
-			xgrow((void **)&t0s, &t0cap, snap->nr_threads, sizeof(*t0s));
+			xgrow((void **)&held, &heldcap, snap->nr_threads, sizeof(*held));
+			held[snap->nr_threads - 1] = (struct held){0};
 			if (!first)
 				first = now_ns();
 			if (!(t->flags & THREAD_STOPPED))
-				ptrace(PTRACE_INTERRUPT, tids[j], NULL, NULL);
+				ptrace(PTRACE_INTERRUPT, tids[k], NULL, NULL);
 			fresh = true;
 		}
 		free(tids);
@@ -381,45 +381,35 @@ static int capture_consistent(pid_t pid, const struct stacks_opts *opts, struct 
 	}
 	for (i = start; i < snap->nr_threads; i++) {
 		struct thread_sample *t = &snap->threads[i];
-		int sig, r;
-		bool gs;
+		int r = wait_stop(t->tid, t->state == 'D', &held[i].sig);
 
-		r = wait_stop(t->tid, t->state == 'D', &sig, &gs);
-		t0s[i] = now_ns();
-		if (r > 0) {
+		held[i].t0 = now_ns();
+		if (r > 0)
 			take_regs(t->tid, t, opts->stack_size);
-			t->syscall = sig; /* parked here until release */
-		} else {
+		else if (r == 0)
+			held[i].gone = true;
+		else
 			t->flags |= THREAD_UNRESOLVED;
-			t->syscall = r == 0 ? -ESRCH : r;
-		}
 	}
 out_release:
 	last = now_ns();
 	for (i = start; i < snap->nr_threads; i++) {
 		struct thread_sample *t = &snap->threads[i];
-		long sig = 0;
 
-		if (t->flags & THREAD_HAVE_REGS) {
-			sig = t->syscall;
-			t->syscall = (long)t->regs.orig_rax >= 0 ? (long)t->regs.orig_rax : -1;
-		} else if (t->syscall == -ESRCH) {
-			t->syscall = -1;
-			snap->exited++;
+		if (held[i].gone)
 			continue;
-		} else {
-			t->syscall = -1;
-		}
-		if (ptrace(PTRACE_DETACH, t->tid, NULL, (void *)sig) < 0 && errno != ESRCH)
+		/* Fails for a thread interrupted but not stopped yet: reap it later. */
+		if (ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)held[i].sig) < 0)
 			ptrace__remember_pending(t->tid);
-		if (t0s)
-			t->stall_ns = now_ns() - t0s[i];
+		if (held[i].t0)
+			t->stall_ns = now_ns() - held[i].t0;
 	}
 	if (first)
 		snap->freeze_ns = last - first;
 	/* Drop the threads that exited before they stopped. */
 	for (i = start, j = start; i < snap->nr_threads; i++) {
-		if (!(snap->threads[i].flags & (THREAD_HAVE_REGS | THREAD_UNRESOLVED))) {
+		if (held[i].gone) {
+			snap->exited++;
 			free(snap->threads[i].ktext);
 			free(snap->threads[i].stack_data);
 			continue;
@@ -427,7 +417,7 @@ out_release:
 		snap->threads[j++] = snap->threads[i];
 	}
 	snap->nr_threads = j;
-	free(t0s);
+	free(held);
 	return err;
 }
 
