@@ -1,6 +1,7 @@
 #!/bin/bash
 # Off-CPU ground truth: a thread sleeping 7 ms in sleep_seven() and 3 ms in sleep_three(),
-# over and over, must split 70/30 (within 3 points) in 'flame --kind=off'. The same trace's
+# over and over, must split 70/30 (within 3 points; or as the fixture itself measured its
+# sleeps, when the host made its timers late) in 'flame --kind=off'. The same trace's
 # wake-up graph names the timer, and the SVG flame graph's own script zooms and searches
 # (run under node with a minimal DOM).
 . "$(dirname "$0")/lib.sh"
@@ -17,10 +18,26 @@ like "$(head -1 "$TMP/off.folded")" "^sleeper;.*;sleep_(seven|three);.*_\[k\] [0
 	"folded lines: thread name first, user frames outer to inner, kernel frames _[k], a count"
 read -r seven three <<<"$(awk '/;sleep_seven;/ {s += $NF} /;sleep_three;/ {t += $NF} END {print s + 0, t + 0}' "$TMP/off.folded")"
 pct=$(awk -v s="$seven" -v t="$three" 'BEGIN { if (s + t) printf "%.1f", 100 * s / (s + t); else print 0 }')
-diag "sleep_seven ${seven} us, sleep_three ${three} us: ${pct} %"
-check "off-CPU split is 70/30 within 3 points (got $pct %)" \
-	awk -v p="$pct" 'BEGIN { exit !(p >= 67 && p <= 73) }'
+# What the fixture measured around each nanosleep: blocked time plus the wait for a CPU after
+# the wake-up (which 'flame --kind=off' leaves to 'sched'). On a quiet host it is 70/30; a
+# late timer moves both, a long run queue only the fixture's.
+read -r fseven fthree <<<"$(awk '/^slept_us / {print $2, $3}' "$TMP/out")"
+fpct=$(awk -v s="$fseven" -v t="$fthree" 'BEGIN { if (s + t) printf "%.1f", 100 * s / (s + t); else print 0 }')
+diag "srvscope: sleep_seven ${seven} us, sleep_three ${three} us: ${pct} %"
+diag "fixture:  sleep_seven ${fseven} us, sleep_three ${fthree} us: ${fpct} %"
+diag "$("$SRVSCOPE" blocking "$f" --comm sleeper --format=json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print("lost_events", d["lost_events"], "episodes", sum(len(t["blocks"]) for t in d["tasks"]),
+      "wakeups", {k: sum(1 for t in d["tasks"] for b in t["blocks"] if b["wakeup"]["kind"] == k)
+                  for k in ("timer", "softirq", "hardirq", "task", "unknown")})' 2>&1)"
+lo=$(awk -v f="$fpct" 'BEGIN { print (f < 70 ? f : 70) - 3 }')
+hi=$(awk -v f="$fpct" 'BEGIN { print (f > 70 ? f : 70) + 3 }')
+check "off-CPU split is 70/30, or what the fixture measured, within 3 points (got $pct %, fixture $fpct %)" \
+	awk -v p="$pct" -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(p >= lo && p <= hi) }'
 check "about 1.5 s of sleeping is accounted" [ $((seven + three)) -gt 1300000 ]
+check "no more than the fixture slept ($((seven + three)) <= $((fseven + fthree)) us)" \
+	[ $((seven + three)) -le $((fseven + fthree + 2000)) ]
 
 wake=$("$SRVSCOPE" flame "$f" --kind=wake --comm sleeper)
 like "$wake" ";sleep_seven;.*;--;.*hrtimer_wakeup_\[k\].*;\[timer hrtimer_wakeup\] [0-9]+" \
@@ -73,7 +90,9 @@ console.log(JSON.stringify({ matched, zoomed, back }));
 JS
 res=$(node "$TMP/dom.js" "$TMP/off.svg" 2>&1)
 diag "$res"
-like "$res" '"matched":"Matched: (6[7-9]|7[0-3])\.[0-9]+%"' "search highlights sleep_seven and reports its share"
+share=$(sed -n 's/.*"matched":"Matched: \([0-9.]*\)%".*/\1/p' <<<"$res")
+check "search highlights sleep_seven and reports its share (${share:-none} %, folded says $pct %)" \
+	awk -v a="$share" -v b="$pct" 'BEGIN { d = a - b; exit !(a != "" && d < 0.2 && d > -0.2) }'
 like "$res" '"zoomed":true' "a click zooms a frame to the full width and hides the others"
 like "$res" '"back":true' "reset zoom restores the whole graph"
 done_testing
