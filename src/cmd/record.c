@@ -26,6 +26,9 @@ static const char usage_text[] =
 	"  -F, --freq HZ          the same as --on-cpu=HZ\n"
 	"      --buffer-size SIZE ring buffer size, e.g. 64M (default 32M; rounded up to a\n"
 	"                         power of two, at least 4K)\n"
+	"      --read-timer MS    drain the ring buffer every MS ms instead of being woken when\n"
+	"                         it is a quarter full: fewer wake-ups of srvscope, but events\n"
+	"                         are lost if the buffer fills in between (default: woken)\n"
 	"      --no-stacks        no kernel or user stacks (smaller, cheaper)\n"
 	"      --syscalls         trace every syscall of the targets (number, arguments,\n"
 	"                         return value); costs every process a little per syscall.\n"
@@ -103,7 +106,7 @@ static char *join_args(int argc, char **argv)
 int cmd_record(int argc, char **argv)
 {
 	enum { OPT_BUFFER = 256, OPT_NO_STACKS, OPT_SYSCALLS, OPT_PROGRESS, OPT_NO_PROGRESS,
-	       OPT_ON_CPU, OPT_STACK_REFRESH };
+	       OPT_ON_CPU, OPT_STACK_REFRESH, OPT_READ_TIMER };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all", no_argument, NULL, 'a' },
@@ -112,6 +115,7 @@ int cmd_record(int argc, char **argv)
 		{ "on-cpu", optional_argument, NULL, OPT_ON_CPU },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "buffer-size", required_argument, NULL, OPT_BUFFER },
+		{ "read-timer", required_argument, NULL, OPT_READ_TIMER },
 		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
 		{ "syscalls", no_argument, NULL, OPT_SYSCALLS },
 		{ "stack-refresh", required_argument, NULL, OPT_STACK_REFRESH },
@@ -159,6 +163,11 @@ int cmd_record(int argc, char **argv)
 		case OPT_BUFFER:
 			if (parse_size("--buffer-size", optarg, &o.buffer_size))
 				return 2;
+			break;
+		case OPT_READ_TIMER:
+			if (parse_long("--read-timer", optarg, 1, 10000, &hz))
+				return 2;
+			o.read_timer_ms = hz;
 			break;
 		case OPT_NO_STACKS:
 			o.no_stacks = true;

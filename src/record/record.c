@@ -318,8 +318,8 @@ static int write_info(struct recorder *r)
 	if (r->child && n < sizeof(buf))
 		n += snprintf(buf + n, sizeof(buf) - n, "command_pid=%d\n", r->child);
 	if (n < sizeof(buf))
-		n += snprintf(buf + n, sizeof(buf) - n, "buffer_size=%" PRIu64 "\nstack_refresh_ms=%g\n",
-			      o->buffer_size, o->stack_refresh_ms);
+		n += snprintf(buf + n, sizeof(buf) - n, "buffer_size=%" PRIu64 "\nstack_refresh_ms=%g\nread_timer_ms=%u\n",
+			      o->buffer_size, o->stack_refresh_ms, o->read_timer_ms);
 	if (n > sizeof(buf))
 		n = sizeof(buf);
 	return trace_writer__section(r->w, SEC_INFO, buf, n);
@@ -571,7 +571,7 @@ static void loop(struct recorder *r, uint64_t *lost)
 		int err;
 
 		r->now = 0; /* the poll may wait: the first record reads the clock */
-		err = ring_buffer__poll(r->rb, POLL_MS);
+		err = ring_buffer__poll(r->rb, o->read_timer_ms ? (int)o->read_timer_ms : POLL_MS);
 
 		if (err < 0 && err != -EINTR) {
 			r->err = err;
@@ -628,7 +628,7 @@ static int load(struct recorder *r)
 	r->skel->rodata->filter_all = o->all;
 	r->skel->rodata->want_stacks = !o->no_stacks;
 	r->skel->rodata->stack_refresh_ns = o->stack_refresh_ms * 1e6;
-	r->skel->rodata->wakeup_bytes = o->buffer_size / 4;
+	r->skel->rodata->wakeup_bytes = o->read_timer_ms ? UINT64_MAX : o->buffer_size / 4;
 	r->skel->rodata->self_tgid = getpid();
 	bpf_map__set_max_entries(r->skel->maps.events, o->buffer_size);
 	if (!o->on_cpu_hz)

@@ -20,6 +20,7 @@ struct record_opts {
 	double duration;      /* seconds, 0: until stopped */
 	const char *output;   /* trace file */
 	uint64_t buffer_size; /* ring buffer bytes: a power of two, at least a page */
+	unsigned int read_timer_ms; /* drain on this period, never woken; 0: woken at 1/4 full */
 	unsigned int on_cpu_hz; /* 0: no on-CPU samples */
 	bool no_stacks;
 	bool syscalls;	   /* trace every syscall of the targets (entry, exit, return value) */
