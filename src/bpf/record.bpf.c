@@ -18,6 +18,9 @@ const volatile bool want_stacks = true;	   /* kernel and user stacks */
 const volatile __u64 stack_refresh_ns = 100 * 1000 * 1000ull;
 const volatile __u64 wakeup_bytes = 1 << 20; /* wake user space past this much data */
 const volatile __u32 self_tgid = 0;	   /* srvscope itself, never a target */
+/* --call-graph=dwarf: bytes of user stack sent for user space to unwind (0: walk frame
+ * pointers here). */
+const volatile __u32 ustack_dump_bytes = 0;
 
 #define PF_KTHREAD 0x00200000
 #define TASK_RUNNING 0
@@ -55,6 +58,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct rec_stack);
 } stack_scratch SEC(".maps");
+
+/* A user stack dump being built per CPU, slots as in stack_scratch. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct rec_ustack_dump);
+} dump_scratch SEC(".maps");
 
 /* What this CPU is running besides tasks: for each kind of context, the order in which it
  * was entered (0 when not in it). The innermost, entered last, is the waker. Softirqs do
@@ -179,6 +190,76 @@ static __always_inline __u64 take_stack(void *ctx, bool user, __u32 slot)
 	return h;
 }
 
+struct dump_copy {
+	struct rec_ustack_dump *d;
+	__u64 sp, want;
+};
+
+/* One page of the user stack into the dump; 1 stops the loop. A read that crosses into an
+ * unmapped (or not present) page fails whole, so page by page up to the first that faults.
+ * The length so far lives in the map value, so the verifier checks this once. */
+static long dump_page(__u32 i, void *arg)
+{
+	struct dump_copy *c = arg;
+	struct rec_ustack_dump *d = c->d;
+	__u64 off = d->len, n;
+
+	if (off >= c->want || off >= REC_DUMP_MAX)
+		return 1;
+	n = REC_DUMP_PAGE - ((c->sp + off) & (REC_DUMP_PAGE - 1));
+	if (n > c->want - off)
+		n = c->want - off;
+	if (n > REC_DUMP_PAGE)
+		return 1;
+	if (bpf_probe_read_user(d->data + off, n, (void *)(c->sp + off)))
+		return 1;
+	d->len = off + n;
+	return 0;
+}
+
+/* The current task's user registers (as it entered the kernel) and the top of its user
+ * stack, sent for user space to unwind; returns the dump's id, 0 when none was sent. */
+static __always_inline __u64 take_ustack_dump(struct task_struct *t, __u32 slot)
+{
+	struct rec_ustack_dump *d = bpf_map_lookup_elem(&dump_scratch, &slot);
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	struct dump_copy c;
+	__u64 len;
+
+	if (!d || !regs || bpf_probe_read_kernel(d->regs, sizeof(d->regs), regs)) {
+		count_lost(LOST_STACK_FAILED);
+		return 0;
+	}
+	d->id = 1ull << 63 | (__u64)(bpf_get_smp_processor_id() & 8191) << 50 |
+		(bpf_ktime_get_ns() & ((1ull << 50) - 1));
+	d->type = REC_USTACK_DUMP;
+	d->nr_regs = REC_DUMP_REGS;
+	d->len = 0;
+	d->tid = t->pid;
+	d->pid = t->tgid;
+	c.d = d;
+	c.sp = d->regs[19];
+	c.want = ustack_dump_bytes;
+	bpf_loop(REC_DUMP_MAX / REC_DUMP_PAGE + 1, dump_page, &c, 0);
+	len = d->len;
+	if (len > REC_DUMP_MAX)
+		len = REC_DUMP_MAX;
+	if (bpf_ringbuf_output(&events, d, REC_DUMP_HDR + len, rb_flags())) {
+		count_lost(LOST_STACK_RINGBUF);
+		return 0;
+	}
+	return d->id;
+}
+
+/* The current task's user stack: walked by frame pointers here, or dumped for user space
+ * to unwind. */
+static __always_inline __u64 take_ustack(void *ctx, __u32 slot)
+{
+	if (ustack_dump_bytes)
+		return take_ustack_dump(bpf_get_current_task_btf(), slot);
+	return take_stack(ctx, true, slot);
+}
+
 /* ts is taken when the program starts: stack walks come before the reservation and would
  * otherwise delay the timestamps of exactly the events that have stacks. */
 static __always_inline struct rec *rec_reserve(__u64 ts, __u16 type, __u32 tid, __u32 pid)
@@ -257,7 +338,7 @@ static __always_inline void task_stacks(void *ctx, bool user, const struct user_
 		return;
 	}
 	*kstack = take_stack(ctx, false, 0);
-	*ustack = user ? take_stack(ctx, true, 0) : 0;
+	*ustack = user ? take_ustack(ctx, 0) : 0;
 	if (!c)
 		return;
 	c->ts = *kstack && (*ustack || !user) ? ts : 0;
@@ -704,7 +785,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	ts = bpf_ktime_get_ns();
 	if (want_stacks) {
 		kstack = take_stack(ctx, false, 1);
-		ustack = take_stack(ctx, true, 1);
+		ustack = take_ustack(ctx, 1);
 	}
 	r = rec_reserve(ts, REC_SAMPLE, (__u32)pid_tgid, pid_tgid >> 32);
 	if (!r)

@@ -8,8 +8,8 @@
 #include <linux/types.h>
 #endif
 
-#define REC_SIZE 64
-#define REC_COMM_LEN 16
+#define REC_SIZE       64
+#define REC_COMM_LEN   16
 #define REC_MAX_FRAMES 127
 
 enum rec_type {
@@ -20,12 +20,13 @@ enum rec_type {
 	REC_FORK = 5,	    /* tid/pid: the child; aux: the parent's tid */
 	REC_EXEC = 6,
 	REC_EXIT = 7,
-	REC_COMM = 8,	   /* the task renamed itself */
-	REC_SYSCALL = 9,   /* one syscall, written at its exit; aux: its number */
-	REC_SAMPLE = 10,   /* an on-CPU sample (cpu-clock) */
-	REC_STATE = 11,	   /* written by user space at the start: a task's state then */
-	REC_STACK = 100,   /* ring buffer only: a stack seen for the first time */
-	REC_TYPE_MAX = 101,
+	REC_COMM = 8,	       /* the task renamed itself */
+	REC_SYSCALL = 9,       /* one syscall, written at its exit; aux: its number */
+	REC_SAMPLE = 10,       /* an on-CPU sample (cpu-clock) */
+	REC_STATE = 11,	       /* written by user space at the start: a task's state then */
+	REC_STACK = 100,       /* ring buffer only: a stack seen for the first time */
+	REC_USTACK_DUMP = 101, /* ring buffer only: user registers + stack bytes to unwind */
+	REC_TYPE_MAX = 102,
 };
 
 /* The waker's context in a REC_WAKING record (low byte of aux). */
@@ -38,7 +39,7 @@ enum wake_kind {
 };
 
 /* REC_SWITCH flags. */
-#define SWITCH_PREEMPT (1u << 0)
+#define SWITCH_PREEMPT	   (1u << 0)
 #define SWITCH_PREV_TARGET (1u << 1)
 #define SWITCH_NEXT_TARGET (1u << 2)
 
@@ -61,14 +62,14 @@ struct rec_hdr {
 
 struct rec_switch { /* aux: prev_state as the kernel reports it, 0 when preempted */
 	__u32 next_tid, next_pid;
-	__s32 syscall; /* the syscall the switched-out task is in, -1 when none */
-	__s32 fd;      /* its first argument when that fits an int, else -1 */
+	__s32 syscall;	      /* the syscall the switched-out task is in, -1 when none */
+	__s32 fd;	      /* its first argument when that fits an int, else -1 */
 	__u64 kstack, ustack; /* stack ids of the switched-out task, 0 when none */
 	__u32 flags;
 	__s32 prev_prio;
 };
 
-struct rec_waking { /* aux: wake_kind | target cpu << 16 */
+struct rec_waking {	 /* aux: wake_kind | target cpu << 16 */
 	__u32 waker_tid; /* the task that was running (for interrupts: the interrupted one) */
 	__u32 detail;	 /* irq number, softirq vector */
 	union {
@@ -125,5 +126,26 @@ struct rec_stack {
 	__u64 ips[REC_MAX_FRAMES];
 };
 #define REC_STACK_HDR 16
+
+/* --call-graph=dwarf: instead of walking frame pointers in the kernel, the user registers
+ * and the top of the user stack are sent, and user space unwinds them with the objects'
+ * DWARF CFI (as perf does with --call-graph=dwarf). Events carry the dump's id as their
+ * ustack; user space writes the unwound frames as a REC_STACK and rewrites the ids, so a
+ * trace file never holds dumps. The id has the top bit set, the CPU and the time. */
+#define REC_DUMP_MAX  16384 /* bytes of stack, at most */
+#define REC_DUMP_PAGE 4096
+#define REC_DUMP_REGS 21 /* struct pt_regs, which is user_regs_struct's first 21 words */
+struct rec_ustack_dump {
+	__u64 id;
+	__u16 type; /* REC_USTACK_DUMP */
+	__u16 nr_regs;
+	__u32 len; /* bytes of stack in data, from regs' sp up */
+	__u32 tid, pid;
+	__u64 regs[REC_DUMP_REGS];
+	/* The slack page lets the verifier prove a page copy at any offset below the maximum
+	 * stays inside the value. */
+	__u8 data[REC_DUMP_MAX + REC_DUMP_PAGE];
+};
+#define REC_DUMP_HDR (24 + 8 * REC_DUMP_REGS)
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "bpf/record.h"
 #include "record/record.h"
 #include "util/util.h"
 
@@ -29,6 +30,13 @@ static const char usage_text[] =
 	"      --read-timer MS    drain the ring buffer every MS ms instead of being woken when\n"
 	"                         it is a quarter full: fewer wake-ups of srvscope, but events\n"
 	"                         are lost if the buffer fills in between (default: woken)\n"
+	"      --call-graph=fp|dwarf[,SIZE]\n"
+	"                         how user stacks are taken: 'dwarf' copies the top SIZE\n"
+	"                         bytes of the stack (default 16K, at most 16K) and unwinds\n"
+	"                         them with the objects' DWARF CFI while recording, so code\n"
+	"                         without frame pointers (most distributions' libc) unwinds;\n"
+	"                         'fp' follows frame pointers in the kernel (cheaper; stops\n"
+	"                         at the first function without one). Default: dwarf\n"
 	"      --no-stacks        no kernel or user stacks (smaller, cheaper)\n"
 	"      --syscalls         trace every syscall of the targets (number, arguments,\n"
 	"                         return value); costs every process a little per syscall.\n"
@@ -51,7 +59,8 @@ static int parse_size(const char *opt, const char *s, uint64_t *out)
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (end == s || errno || *s == '-')
-		return error("invalid value '%s' for %s: expected a size such as 4K or 64M", s, opt);
+		return error("invalid value '%s' for %s: expected a size such as 4K or 64M", s,
+			     opt);
 	if (*end == 'k' || *end == 'K')
 		v <<= 10, end++;
 	else if (*end == 'm' || *end == 'M')
@@ -103,33 +112,71 @@ static char *join_args(int argc, char **argv)
 	return s;
 }
 
+/* "fp", "dwarf" or "dwarf,SIZE" (SIZE as for --buffer-size, but 512 to 16K, unrounded). */
+static int parse_call_graph(const char *s, unsigned int *dump_bytes)
+{
+	char *end;
+	unsigned long v;
+
+	if (!strcmp(s, "fp")) {
+		*dump_bytes = 0;
+		return 0;
+	}
+	if (!strcmp(s, "dwarf")) {
+		*dump_bytes = RECORD_DEFAULT_DUMP_SIZE;
+		return 0;
+	}
+	if (strncmp(s, "dwarf,", 6))
+		return error("invalid value '%s' for --call-graph: expected fp, dwarf or "
+			     "dwarf,SIZE",
+			     s);
+	errno = 0;
+	v = strtoul(s + 6, &end, 10);
+	if (end != s + 6 && (*end == 'k' || *end == 'K'))
+		v <<= 10, end++;
+	if (end == s + 6 || *end || errno || v < 512 || v > REC_DUMP_MAX)
+		return error("invalid size in --call-graph '%s': expected 512 to 16K bytes", s);
+	*dump_bytes = v;
+	return 0;
+}
+
 int cmd_record(int argc, char **argv)
 {
-	enum { OPT_BUFFER = 256, OPT_NO_STACKS, OPT_SYSCALLS, OPT_PROGRESS, OPT_NO_PROGRESS,
-	       OPT_ON_CPU, OPT_STACK_REFRESH, OPT_READ_TIMER };
-	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "on-cpu", optional_argument, NULL, OPT_ON_CPU },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "buffer-size", required_argument, NULL, OPT_BUFFER },
-		{ "read-timer", required_argument, NULL, OPT_READ_TIMER },
-		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
-		{ "syscalls", no_argument, NULL, OPT_SYSCALLS },
-		{ "stack-refresh", required_argument, NULL, OPT_STACK_REFRESH },
-		{ "progress", no_argument, NULL, OPT_PROGRESS },
-		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+	enum {
+		OPT_BUFFER = 256,
+		OPT_NO_STACKS,
+		OPT_SYSCALLS,
+		OPT_PROGRESS,
+		OPT_NO_PROGRESS,
+		OPT_ON_CPU,
+		OPT_STACK_REFRESH,
+		OPT_READ_TIMER,
+		OPT_CALL_GRAPH
 	};
+	static const struct option longopts[] = {
+		{"pid", required_argument, NULL, 'p'},
+		{"all", no_argument, NULL, 'a'},
+		{"duration", required_argument, NULL, 'd'},
+		{"output", required_argument, NULL, 'o'},
+		{"on-cpu", optional_argument, NULL, OPT_ON_CPU},
+		{"freq", required_argument, NULL, 'F'},
+		{"buffer-size", required_argument, NULL, OPT_BUFFER},
+		{"read-timer", required_argument, NULL, OPT_READ_TIMER},
+		{"call-graph", required_argument, NULL, OPT_CALL_GRAPH},
+		{"no-stacks", no_argument, NULL, OPT_NO_STACKS},
+		{"syscalls", no_argument, NULL, OPT_SYSCALLS},
+		{"stack-refresh", required_argument, NULL, OPT_STACK_REFRESH},
+		{"progress", no_argument, NULL, OPT_PROGRESS},
+		{"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{0}};
 	struct record_opts o = {
 		.output = RECORD_DEFAULT_OUTPUT,
 		.buffer_size = RECORD_DEFAULT_BUFFER,
 		.progress = -1,
 		.stack_refresh_ms = 100,
+		.ustack_dump_bytes = RECORD_DEFAULT_DUMP,
 	};
 	char *cmdline;
 	long hz;
@@ -156,7 +203,8 @@ int cmd_record(int argc, char **argv)
 		case 'F':
 		case OPT_ON_CPU:
 			hz = 99;
-			if (optarg && parse_long(c == 'F' ? "-F" : "--on-cpu", optarg, 1, 10000, &hz))
+			if (optarg &&
+			    parse_long(c == 'F' ? "-F" : "--on-cpu", optarg, 1, 10000, &hz))
 				return 2;
 			o.on_cpu_hz = hz;
 			break;
@@ -169,6 +217,10 @@ int cmd_record(int argc, char **argv)
 				return 2;
 			o.read_timer_ms = hz;
 			break;
+		case OPT_CALL_GRAPH:
+			if (parse_call_graph(optarg, &o.ustack_dump_bytes))
+				return 2;
+			break;
 		case OPT_NO_STACKS:
 			o.no_stacks = true;
 			break;
@@ -176,7 +228,8 @@ int cmd_record(int argc, char **argv)
 			o.syscalls = true;
 			break;
 		case OPT_STACK_REFRESH:
-			if (parse_double("--stack-refresh", optarg, 0, 3600000, &o.stack_refresh_ms))
+			if (parse_double("--stack-refresh", optarg, 0, 3600000,
+					 &o.stack_refresh_ms))
 				return 2;
 			break;
 		case OPT_PROGRESS:

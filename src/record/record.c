@@ -25,22 +25,24 @@
 #include "proc/task.h"
 #include "record/procinfo.h"
 #include "record/record.h"
+#include "record/ustack.h"
 #include "record.skel.h"
 #include "trace/syscalls.h"
 #include "trace/trace.h"
 #include "trace/u64map.h"
+#include "unwind/unwind.h"
 #include "util/util.h"
 
-#define POLL_MS 20
-#define FLUSH_NS 1000000000ull	  /* a killed recording loses at most this much */
+#define POLL_MS	 20
+#define FLUSH_NS 1000000000ull /* a killed recording loses at most this much */
 /* Or this many buffered events (128 KB): written while they are still in the cache, the
  * copy into the page cache costs half what it did with 4 MB batches (measured). */
 #define FLUSH_EVENTS 2048
 /* Records handled between two readings of the clock. */
-#define CLOCK_EVERY 256
-#define PROGRESS_NS 500000000ull
+#define CLOCK_EVERY   256
+#define PROGRESS_NS   500000000ull
 #define FD_RECHECK_NS 1000000000ull
-#define YOUNG_NS 2000000000ull	  /* a process just started or exec'd: maps still change */
+#define YOUNG_NS      2000000000ull /* a process just started or exec'd: maps still change */
 
 static volatile sig_atomic_t stop_signal;
 
@@ -53,7 +55,9 @@ struct pidinfo {
 	pid_t pid;
 	bool dead;
 	uint64_t born_ns, next_check_ns;
+	uint64_t forced_ns; /* when an unwind last made us read the maps out of turn */
 	struct proc_maps *maps;
+	struct unwinder *unw; /* --call-graph=dwarf */
 };
 
 struct fdinfo {
@@ -74,6 +78,7 @@ struct recorder {
 	unsigned int clock_age; /* records handled since */
 
 	struct u64map stacks_seen;
+	struct ustacks ustacks; /* --call-graph=dwarf */
 	struct u64map pid_idx;
 	struct pidinfo *pids;
 	size_t nr_pids, cap_pids, last_pid; /* last_pid: index of the last one seen, + 1 */
@@ -140,6 +145,8 @@ static void check_maps(struct recorder *r, struct pidinfo *pi, uint64_t now)
 	}
 	proc_maps__delete(pi->maps);
 	pi->maps = m;
+	if (pi->unw)
+		unwinder__set_maps(pi->unw, m);
 	write_maps(r, pi, now);
 }
 
@@ -210,26 +217,99 @@ static uint64_t record_now(struct recorder *r)
 	return r->now;
 }
 
+static void write_stack(struct recorder *r, uint64_t id, bool user, const uint64_t *ips,
+			uint32_t nr)
+{
+	bool created;
+
+	u64map__slot(&r->stacks_seen, id, &created);
+	if (created)
+		trace_writer__add_stack(r->w, id, user, ips, nr);
+}
+
+/* A user stack dump: unwound now, while the process and its maps are there; its frames
+ * are written as a stack, and the events that name the dump get that stack instead. */
+static void on_dump(struct recorder *r, const struct rec_ustack_dump *d, size_t size)
+{
+	uint64_t now = record_now(r), ips[REC_MAX_FRAMES], id;
+	struct pidinfo *pi = pid_seen(r, d->pid, now);
+	unsigned int nr;
+	bool unknown;
+
+	if (!pi->maps)
+		return;
+	if (!pi->unw) {
+		pi->unw = unwinder__new(pi->pid, pi->maps);
+		if (!pi->unw)
+			return;
+		unwinder__set_live_memory(pi->unw, false);
+	}
+	nr = ustacks__unwind(&r->ustacks, pi->unw, pi->maps, d, size, ips, REC_MAX_FRAMES,
+			     &unknown);
+	/* A frame in no known mapping: the process mapped something (dlopen) since its maps
+	 * were read. Read them now (not more than once per 10 ms) and unwind again. */
+	if (unknown && now - pi->forced_ns > 10000000ull) {
+		pi->forced_ns = now;
+		pi->next_check_ns = 0;
+		check_maps(r, pi, now);
+		if (pi->maps)
+			nr = ustacks__unwind(&r->ustacks, pi->unw, pi->maps, d, size, ips,
+					     REC_MAX_FRAMES, &unknown);
+	}
+	if (!nr)
+		return;
+	id = ustacks__stack_id(ips, nr);
+	ustacks__map(&r->ustacks, d->id, id, now);
+	write_stack(r, id, true, ips, nr);
+}
+
+/* The user stack ids of an event, from dump ids to the ids of the dumps' frames. */
+static const struct rec *rewrite_ustack(struct recorder *r, const struct rec *e, struct rec *copy)
+{
+	__u64 *u;
+
+	switch (e->h.type) {
+	case REC_SWITCH:
+	case REC_WAKING:
+	case REC_SAMPLE:
+		break;
+	default:
+		return e;
+	}
+	*copy = *e;
+	u = e->h.type == REC_SWITCH   ? &copy->sw.ustack
+	    : e->h.type == REC_WAKING ? &copy->wk.ustack
+				      : &copy->sample.ustack;
+	if (*u)
+		*u = ustacks__lookup(&r->ustacks, *u);
+	return copy;
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct recorder *r = ctx;
 	const struct rec *e = data;
+	struct rec copy;
 	uint64_t now;
 
 	if (size >= REC_STACK_HDR && ((const struct rec_stack *)data)->type == REC_STACK) {
 		const struct rec_stack *s = data;
-		bool created;
 		uint32_t nr = s->nr;
 
 		if (nr > REC_MAX_FRAMES || REC_STACK_HDR + nr * 8ull > size)
 			return 0;
-		u64map__slot(&r->stacks_seen, s->id, &created);
-		if (created)
-			trace_writer__add_stack(r->w, s->id, s->user, (const uint64_t *)s->ips, nr);
+		write_stack(r, s->id, s->user, (const uint64_t *)s->ips, nr);
+		return 0;
+	}
+	if (size >= REC_STACK_HDR &&
+	    ((const struct rec_ustack_dump *)data)->type == REC_USTACK_DUMP) {
+		on_dump(r, data, size);
 		return 0;
 	}
 	if (size < sizeof(*e))
 		return 0;
+	if (r->o->ustack_dump_bytes)
+		e = rewrite_ustack(r, e, &copy);
 	trace_writer__add_event(r->w, e);
 	r->pending++;
 
@@ -318,8 +398,11 @@ static int write_info(struct recorder *r)
 	if (r->child && n < sizeof(buf))
 		n += snprintf(buf + n, sizeof(buf) - n, "command_pid=%d\n", r->child);
 	if (n < sizeof(buf))
-		n += snprintf(buf + n, sizeof(buf) - n, "buffer_size=%" PRIu64 "\nstack_refresh_ms=%g\nread_timer_ms=%u\n",
-			      o->buffer_size, o->stack_refresh_ms, o->read_timer_ms);
+		n += snprintf(buf + n, sizeof(buf) - n,
+			      "buffer_size=%" PRIu64 "\nstack_refresh_ms=%g\nread_timer_ms=%u\n"
+			      "call_graph=%s\nustack_dump_bytes=%u\n",
+			      o->buffer_size, o->stack_refresh_ms, o->read_timer_ms,
+			      o->ustack_dump_bytes ? "dwarf" : "fp", o->ustack_dump_bytes);
 	if (n > sizeof(buf))
 		n = sizeof(buf);
 	return trace_writer__section(r->w, SEC_INFO, buf, n);
@@ -350,7 +433,8 @@ static void snapshot_process(struct recorder *r, pid_t pid, uint64_t ts)
 		e.h.aux = (unsigned char)st.state;
 		if (st.state != 'R' && !procinfo__syscall(pid, tids[i], &nr, &arg0)) {
 			e.state.syscall = nr;
-			e.state.fd = syscall__has_fd(nr) && arg0 >= 0 && arg0 < 0x7fffffff ? arg0 : -1;
+			e.state.fd =
+				syscall__has_fd(nr) && arg0 >= 0 && arg0 < 0x7fffffff ? arg0 : -1;
 			if (e.state.fd >= 0)
 				describe_fd(r, ts, pid, e.state.fd, now_ns());
 		} else {
@@ -398,8 +482,7 @@ static void fill_header(struct trace_file_header *h, const struct recorder *r)
 	h->nr_cpus = r->nr_cpus;
 	h->clock_id = CLOCK_MONOTONIC;
 	h->flags = (r->o->all ? TRACE_F_SYSTEM_WIDE : 0) | (r->o->no_stacks ? 0 : TRACE_F_STACKS) |
-		   (r->o->syscalls ? TRACE_F_SYSCALLS : 0) |
-		   (r->o->on_cpu_hz ? TRACE_F_ON_CPU : 0);
+		   (r->o->syscalls ? TRACE_F_SYSCALLS : 0) | (r->o->on_cpu_hz ? TRACE_F_ON_CPU : 0);
 	h->start_ns = r->start_ns;
 	h->start_realtime_ns = now_realtime_ns();
 	if (!uname(&u)) {
@@ -466,7 +549,8 @@ static int open_samplers(struct recorder *r)
 			return error("cannot open the cpu-clock event on CPU %d: %s", cpu,
 				     strerror(errno));
 		}
-		r->perf_links[cpu] = bpf_program__attach_perf_event(r->skel->progs.on_cpu_sample, fd);
+		r->perf_links[cpu] =
+			bpf_program__attach_perf_event(r->skel->progs.on_cpu_sample, fd);
 		if (!r->perf_links[cpu])
 			return error("cannot attach the on-CPU sampler on CPU %d: %s", cpu,
 				     strerror(errno));
@@ -511,7 +595,7 @@ static void write_lost(struct recorder *r, uint64_t *lost)
 {
 	size_t len = 8 + sizeof(uint64_t) * r->nr_cpus * LOST_REASONS;
 	char *buf = xmalloc(len);
-	uint32_t h[2] = { r->nr_cpus, LOST_REASONS };
+	uint32_t h[2] = {r->nr_cpus, LOST_REASONS};
 	int err;
 
 	read_lost(r, lost);
@@ -612,8 +696,9 @@ static void loop(struct recorder *r, uint64_t *lost)
 /* Sets the process's bit in the BPF program's target set (its .bss, mapped here). */
 static void add_target(struct recorder *r, pid_t pid)
 {
-	__atomic_fetch_or(&r->skel->bss->target_bits[(pid / 64) % ARRAY_SIZE(r->skel->bss->target_bits)],
-			  1ull << (pid % 64), __ATOMIC_SEQ_CST);
+	__atomic_fetch_or(
+		&r->skel->bss->target_bits[(pid / 64) % ARRAY_SIZE(r->skel->bss->target_bits)],
+		1ull << (pid % 64), __ATOMIC_SEQ_CST);
 }
 
 static int load(struct recorder *r)
@@ -629,6 +714,7 @@ static int load(struct recorder *r)
 	r->skel->rodata->want_stacks = !o->no_stacks;
 	r->skel->rodata->stack_refresh_ns = o->stack_refresh_ms * 1e6;
 	r->skel->rodata->wakeup_bytes = o->read_timer_ms ? UINT64_MAX : o->buffer_size / 4;
+	r->skel->rodata->ustack_dump_bytes = o->no_stacks ? 0 : o->ustack_dump_bytes;
 	r->skel->rodata->self_tgid = getpid();
 	bpf_map__set_max_entries(r->skel->maps.events, o->buffer_size);
 	if (!o->on_cpu_hz)
@@ -663,16 +749,19 @@ static void print_summary(struct recorder *r, const uint64_t *lost, uint64_t eve
 
 int record__run(const struct record_opts *o)
 {
-	struct recorder r = { .o = o };
+	struct recorder r = {.o = o};
+
+	ustacks__init(&r.ustacks, (uint64_t)(o->stack_refresh_ms * 1e6));
 	struct trace_file_header hdr;
-	struct sigaction sa = { .sa_handler = on_stop };
+	struct sigaction sa = {.sa_handler = on_stop};
 	uint64_t *lost = NULL, end_ns, events;
 	int go_fd = -1, err = 0;
 	size_t i;
 
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
 		return error("this kernel has no BTF type information (/sys/kernel/btf/vmlinux is "
-			     "missing): recording needs a kernel built with CONFIG_DEBUG_INFO_BTF=y"),
+			     "missing): recording needs a kernel built with "
+			     "CONFIG_DEBUG_INFO_BTF=y"),
 		       -ENOTSUP;
 	for (i = 0; i < o->nr_pids; i++) {
 		err = proc__check_target(o->pids[i], NULL, true);
@@ -770,13 +859,16 @@ out_destroy:
 	close_samplers(&r);
 	ring_buffer__free(r.rb);
 	record_bpf__destroy(r.skel);
-	for (i = 0; i < r.nr_pids; i++)
+	for (i = 0; i < r.nr_pids; i++) {
+		unwinder__delete(r.pids[i].unw);
 		proc_maps__delete(r.pids[i].maps);
+	}
 	free(r.pids);
 	for (i = 0; i < r.nr_fds; i++)
 		free(r.fds[i].desc);
 	free(r.fds);
 	u64map__free(&r.stacks_seen);
+	ustacks__free(&r.ustacks);
 	u64map__free(&r.pid_idx);
 	u64map__free(&r.fd_idx);
 	free(lost);

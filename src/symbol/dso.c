@@ -419,9 +419,12 @@ static void *vdso_copy(pid_t pid, const struct map_entry *m, size_t *size)
 		size_t ext = image_extent(own);
 		size_t ps = page_size();
 
+		/* Our own mapping is as long (whole pages): copy all of it, as from a
+		 * process; the section headers (and so the symbols) lie past the loaded
+		 * extent. */
 		if (ext && ((ext + ps - 1) & ~(ps - 1)) == len) {
-			memcpy(buf, own, ext);
-			*size = ext;
+			memcpy(buf, own, len);
+			*size = len;
 			return buf;
 		}
 	}

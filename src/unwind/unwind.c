@@ -28,6 +28,7 @@ struct unwinder {
 	unw_addr_space_t as;
 	struct memcache *mem;
 	struct thread_sample *cur; /* the thread being unwound */
+	bool no_live;		   /* never read the live process's memory */
 };
 
 /* The executable mapping of the object mapped by m, and the object itself. */
@@ -40,13 +41,15 @@ static struct dso *map_dso(struct unwinder *u, struct map_entry *m)
 	return m->dso;
 }
 
-/* Reads a word of read-only file-backed memory from the object's file. */
+/* Reads a word of read-only file-backed memory from the object's file (the vdso's from
+ * its copy). */
 static int read_from_file(struct unwinder *u, uint64_t addr, uint64_t *val)
 {
 	struct map_entry *m = proc_maps__find(u->maps, addr);
 	struct dso *dso;
 
-	if (!m || (m->prot & PROT_WRITE) || !m->path || m->path[0] == '[')
+	if (!m || (m->prot & PROT_WRITE) || !m->path ||
+	    (m->path[0] == '[' && strcmp(m->path, "[vdso]")))
 		return -EFAULT;
 	dso = map_dso(u, m);
 	if (!dso)
@@ -66,7 +69,8 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 		memcpy(valp, t->stack_data + (addr - t->stack_addr), 8);
 		return 0;
 	}
-	if (read_from_file(u, addr, &v) == 0 || memcache__read_word(u->mem, addr, &v) == 0) {
+	if (read_from_file(u, addr, &v) == 0 ||
+	    (!u->no_live && memcache__read_word(u->mem, addr, &v) == 0)) {
 		*valp = v;
 		return 0;
 	}
@@ -205,6 +209,11 @@ void unwinder__set_maps(struct unwinder *u, struct proc_maps *maps)
 	u->maps = maps;
 	unw_flush_cache(u->as, 0, 0);
 	memcache__flush(u->mem);
+}
+
+void unwinder__set_live_memory(struct unwinder *u, bool live)
+{
+	u->no_live = !live;
 }
 
 void unwinder__new_sample(struct unwinder *u)

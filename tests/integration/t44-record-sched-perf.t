@@ -82,8 +82,14 @@ PY
 ok $? "runtime and switches of every worker agree with perf's sched_switch stream within 2 %"
 
 on=$("$SRVSCOPE" flame "$TMP/s.trace" --kind=on)
-like "$on" "^worker[0-9];start_thread;worker;spin(;[^ ]*)? [0-9]+$" "on-CPU samples land in spin()"
+like "$on" "^worker[0-9];clone3;start_thread;worker;spin(;[^ ]*)? [0-9]+$" "on-CPU samples land in spin()"
 n=$(printf '%s\n' "$on" | awk '{s += $NF} END {print s + 0}')
+# The workers spin in spin() -> now() -> clock_gettime() -> the vdso: unwound through the
+# vdso, nearly every worker sample reaches the thread's start.
+read -r whole workers <<<"$(printf '%s\n' "$on" | awk '/^worker/ {w += $NF} /^worker[0-9];clone3;start_thread;worker;/ {s += $NF} END {print s + 0, w + 0}')"
+check "worker samples unwound to the thread's start: $whole of $workers (at least 95 %)" \
+	awk -v s="$whole" -v w="$workers" 'BEGIN { exit !(w > 20 && s >= 0.95 * w) }'
+like "$on" ";clock_gettime;__vdso_clock_gettime [0-9]+$" "frames in the vdso are named"
 # Samples at 199 Hz of on-CPU time: about the workers' runtime times 199.
 want=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(int(sum(t['runtime_ns'] for t in d['tasks'] if t['comm'].startswith('worker')) * 199 / 1e9))" "$TMP/sched.json")
 diag "$n on-CPU samples, $want expected from the runtime"

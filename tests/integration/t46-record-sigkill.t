@@ -30,7 +30,7 @@ PY
 ok $? "it holds the events up to about a second before the kill"
 "$SRVSCOPE" blocking "$f" >"$TMP/b.txt" 2>/dev/null
 ok $? "blocking reads it"
-like "$("$SRVSCOPE" flame --kind=off "$f" 2>/dev/null)" "^worker[0-9];start_thread;[a-z_]*nanosleep;" \
+like "$("$SRVSCOPE" flame --kind=off "$f" 2>/dev/null)" "^worker[0-9];clone3;start_thread;worker;usleep;[a-z_]*nanosleep;" \
 	"flame symbolizes it (maps saved at the start)"
 like "$("$SRVSCOPE" flame --kind=off "$f" 2>/dev/null)" "do_nanosleep_\[k\]" \
 	"kernel frames are named from the kallsyms saved at the start"

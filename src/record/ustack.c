@@ -1,0 +1,105 @@
+/* User stack dumps unwound while recording (--call-graph=dwarf). */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/user.h>
+
+#include "bpf/record.h"
+#include "proc/maps.h"
+#include "record/ustack.h"
+#include "snapshot/snapshot.h"
+#include "unwind/unwind.h"
+#include "util/util.h"
+
+void ustacks__init(struct ustacks *us, uint64_t refresh_ns)
+{
+	memset(us, 0, sizeof(*us));
+	us->t = xcalloc(1, sizeof(*us->t));
+	us->gen_ns = refresh_ns > 1000000000ull ? refresh_ns : 1000000000ull;
+}
+
+void ustacks__free(struct ustacks *us)
+{
+	free(us->t);
+	u64map__free(&us->ids[0]);
+	u64map__free(&us->ids[1]);
+	memset(us, 0, sizeof(*us));
+}
+
+unsigned int ustacks__unwind(struct ustacks *us, struct unwinder *u, const struct proc_maps *maps,
+			     const struct rec_ustack_dump *d, size_t size, uint64_t *ips,
+			     unsigned int max, bool *unknown_map)
+{
+	struct thread_sample *t = us->t;
+	unsigned int nr;
+
+	*unknown_map = false;
+	if (size < REC_DUMP_HDR || d->len > size - REC_DUMP_HDR || d->nr_regs != REC_DUMP_REGS)
+		return 0;
+	us->dumps++;
+	/* struct pt_regs is the first 21 words of struct user_regs_struct. */
+	memset(&t->regs, 0, sizeof(t->regs));
+	memcpy(&t->regs, d->regs, sizeof(d->regs));
+	t->tid = d->tid;
+	t->flags = THREAD_HAVE_REGS;
+	t->stack_addr = t->regs.rsp;
+	t->stack_len = d->len;
+	t->stack_data = (uint8_t *)d->data;
+	if (unwinder__unwind(u, t) < 0 || !t->nr_ips) {
+		us->failed++;
+		t->stack_data = NULL;
+		return 0;
+	}
+	t->stack_data = NULL;
+	nr = t->nr_ips < max ? t->nr_ips : max;
+	memcpy(ips, t->ips, nr * sizeof(*ips));
+	*unknown_map = !proc_maps__find(maps, ips[nr - 1]);
+	return nr;
+}
+
+uint64_t ustacks__stack_id(const uint64_t *ips, unsigned int nr)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	unsigned int i;
+
+	for (i = 0; i < nr; i++) {
+		h ^= ips[i];
+		h *= 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	h ^= 0x9e3779b97f4a7c15ull;
+	h &= ~(1ull << 63);
+	return h ? h : 1;
+}
+
+static void rotate(struct ustacks *us, uint64_t ts)
+{
+	if (!us->gen_start) {
+		us->gen_start = ts;
+		return;
+	}
+	if (ts - us->gen_start < us->gen_ns || ts < us->gen_start)
+		return;
+	u64map__free(&us->ids[1]);
+	us->ids[1] = us->ids[0];
+	memset(&us->ids[0], 0, sizeof(us->ids[0]));
+	us->gen_start = ts;
+}
+
+void ustacks__map(struct ustacks *us, uint64_t dump_id, uint64_t stack_id, uint64_t ts)
+{
+	rotate(us, ts);
+	u64map__put(&us->ids[0], dump_id, stack_id);
+}
+
+uint64_t ustacks__lookup(struct ustacks *us, uint64_t dump_id)
+{
+	uint64_t id;
+
+	if (u64map__get(&us->ids[0], dump_id, &id))
+		return id;
+	if (!u64map__get(&us->ids[1], dump_id, &id))
+		return 0;
+	/* Still in use: keep it through the next rotation. */
+	u64map__put(&us->ids[0], dump_id, id);
+	return id;
+}

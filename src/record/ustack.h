@@ -1,0 +1,47 @@
+/* --call-graph=dwarf while recording: the BPF programs send a thread's user registers and
+ * the top of its user stack (struct rec_ustack_dump); they are unwound here with the
+ * objects' DWARF CFI while the process lives, and the events that refer to a dump get the
+ * id of its frames instead, so the trace file holds ordinary stacks. */
+#ifndef SRVSCOPE_RECORD_USTACK_H
+#define SRVSCOPE_RECORD_USTACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace/u64map.h"
+
+struct proc_maps;
+struct rec_ustack_dump;
+struct thread_sample;
+struct unwinder;
+
+struct ustacks {
+	struct thread_sample *t; /* scratch for the unwinder */
+	/* dump id -> stack id, in two generations: the BPF programs reuse a dump's id for
+	 * up to --stack-refresh, so a generation lives at least that long. */
+	struct u64map ids[2];
+	uint64_t gen_ns, gen_start;
+	uint64_t dumps, failed;
+};
+
+void ustacks__init(struct ustacks *us, uint64_t refresh_ns);
+void ustacks__free(struct ustacks *us);
+
+/* Unwinds the dump (size bytes as received) with the process's unwinder (over maps) into
+ * ips (innermost first, at most max). Returns the number of frames, 0 when the dump is
+ * malformed. *unknown_map is set when the last frame is outside every mapping in maps
+ * (the process mapped something since they were read: read them and unwind again). */
+unsigned int ustacks__unwind(struct ustacks *us, struct unwinder *u, const struct proc_maps *maps,
+			     const struct rec_ustack_dump *d, size_t size, uint64_t *ips,
+			     unsigned int max, bool *unknown_map);
+
+/* The id of a stack of user frames: never 0, never with the top bit (a dump's) set. */
+uint64_t ustacks__stack_id(const uint64_t *ips, unsigned int nr);
+
+/* Remembers that the dump's frames have stack_id; ts: the dump's time (trace clock). */
+void ustacks__map(struct ustacks *us, uint64_t dump_id, uint64_t stack_id, uint64_t ts);
+/* The stack id of a dump's frames, 0 when unknown (its dump was lost or malformed). */
+uint64_t ustacks__lookup(struct ustacks *us, uint64_t dump_id);
+
+#endif

@@ -1,0 +1,65 @@
+#!/bin/bash
+# User stacks in a recording come out whole where frame pointers are missing: the exact-stack
+# fixtures (C and C++, PIE, stripped with a debuglink, -O2 -fomit-frame-pointer; libc has no
+# frame pointers either) recorded with the default --call-graph=dwarf give, for every blocked
+# thread, the fixture's exact chain of functions from the thread's start down to the libc
+# function it blocks in, every frame named, in 'flame --kind=off'; on-CPU samples of the
+# spinning thread do the same in 'flame --kind=on'. --call-graph=fp on the -O2 build shows
+# what frame pointers alone give.
+. "$(dirname "$0")/lib.sh"
+need_root
+[ -r /sys/kernel/btf/vmlinux ] || skip_all "no BTF (/sys/kernel/btf/vmlinux)"
+command -v python3 >/dev/null || skip_all "python3 is needed to check the stacks"
+
+# run_checker ARGS...: expect_folded.py's TAP lines, numbered after ours.
+run_checker() {
+	local out
+	out=$(python3 "$TOP/tests/integration/expect_folded.py" "$@")
+	printf '%s\n' "$out" | grep -v '^# next'
+	_n=$(($(printf '%s\n' "$out" | sed -n 's/^# next //p') - 1))
+	_failed=$((_failed + $(printf '%s\n' "$out" | grep -c '^not ok')))
+}
+blocked="fix-main fix-mutex fix-cond fix-pipe fix-epoll fix-sleep"
+
+for lang in c cxx; do
+	for build in pie debuglink O2; do
+		fix="$FIXTURES/stackfix-$lang-$build"
+		f="$TMP/$lang-$build.trace"
+		"$SRVSCOPE" record -d 1 --on-cpu=199 -o "$f" -- "$fix" >/dev/null 2>"$TMP/err"
+		ok $? "record $lang-$build"
+		like "$(cat "$TMP/err")" "lost 0 events and 0 stacks" "$lang-$build: nothing lost"
+		"$SRVSCOPE" flame "$f" --kind=off >"$TMP/off.folded"
+		ok $? "$lang-$build: flame --kind=off"
+		run_checker "$TOP/tests/fixtures/stackfix-$lang.expect" "$TMP/off.folded" \
+			$((_n + 1)) 400000 "$lang-$build off: " $blocked
+		"$SRVSCOPE" flame "$f" --kind=on >"$TMP/on.folded"
+		ok $? "$lang-$build: flame --kind=on"
+		run_checker --on-cpu "$TOP/tests/fixtures/stackfix-$lang.expect" "$TMP/on.folded" \
+			$((_n + 1)) 20 "$lang-$build on: " fix-spin
+	done
+done
+
+# Frame pointers alone lose the -O2 build's chains (the contrast that makes dwarf the default).
+f="$TMP/fp.trace"
+"$SRVSCOPE" record -d 0.5 --call-graph=fp -o "$f" -- "$FIXTURES/stackfix-c-O2" >/dev/null 2>&1
+ok $? "record --call-graph=fp"
+"$SRVSCOPE" flame "$f" --kind=off >"$TMP/fp.folded"
+whole=$(grep -c "start_thread;mutex_thread;mutex_outer;mutex_middle;mutex_inner;" "$TMP/fp.folded")
+diag "frame pointers: $whole whole mutex chains; $(grep '^fix-mutex' "$TMP/fp.folded" | head -1 | cut -c1-120)"
+is "$(grep -c '^fix-mutex' "$TMP/fp.folded" | sed 's/^0$/none/;s/^[0-9]*$/some/')" some \
+	"--call-graph=fp still records the blocked threads"
+info=$(strings "$f" | grep -m1 "^call_graph=")
+is "$info" "call_graph=fp" "the trace says how its user stacks were taken"
+
+# A smaller dump still works for shallow stacks; bad values are refused with a remedy.
+"$SRVSCOPE" record -d 0.5 --call-graph=dwarf,4K -o "$TMP/small.trace" -- "$FIXTURES/stackfix-c-pie" >/dev/null 2>&1
+ok $? "record --call-graph=dwarf,4K"
+"$SRVSCOPE" flame "$TMP/small.trace" --kind=off >"$TMP/small.folded"
+run_checker "$TOP/tests/fixtures/stackfix-c.expect" "$TMP/small.folded" $((_n + 1)) 200000 \
+	"dwarf,4K: " fix-pipe
+for bad in dwarf,1 dwarf,64K dwarf,x lbr; do
+	err=$("$SRVSCOPE" record --call-graph=$bad -d 1 -a -o "$TMP/bad.trace" 2>&1)
+	rc=$?
+	like "$rc: $err" "^2: srvscope: invalid .*--call-graph.*$" "--call-graph=$bad: a one-line error, exit 2"
+done
+done_testing
