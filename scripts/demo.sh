@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # 'make demo': runs the bundled demo server under load from the demo client, shows its threads
-# with 'srvscope stacks', then stops both. Exit status: that of srvscope.
+# with 'srvscope stacks', records two seconds of its scheduler events and shows why its
+# threads wait ('blocking', 'sched', an off-CPU flame graph), then stops both. Exit status:
+# that of the first srvscope command that fails, else 0.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -84,11 +86,31 @@ if [ "$status" -eq 0 ]; then
 	head -40 "$tmp/agg.txt"
 	[ "$(wc -l <"$tmp/agg.txt")" -gt 40 ] && echo "    ..."
 fi
+if [ "$status" -eq 0 ]; then
+	# Why the threads wait: two seconds of scheduler events, then the reports.
+	run_scope record -p "$server_pid" -d 2 -o "$tmp/demo.trace" --no-progress
+fi
+if [ "$status" -eq 0 ]; then
+	run_scope blocking "$tmp/demo.trace" --comm flusher >"$tmp/blocking.txt"
+	head -10 "$tmp/blocking.txt"
+	echo "    ..."
+	sed -n '/^  Syscall /,$p' "$tmp/blocking.txt"
+	run_scope sched "$tmp/demo.trace" >"$tmp/sched.txt"
+	head -12 "$tmp/sched.txt"
+	# Off-CPU time by stack, heaviest first: user frames (unwound with DWARF CFI) then
+	# the kernel's, up to where the thread slept.
+	run_scope flame "$tmp/demo.trace" --kind=off >"$tmp/off.folded"
+	sort -t' ' -k2 -nr "$tmp/off.folded" | head -5 | cut -c1-220
+	mkdir -p "$BUILD"
+	run_scope flame "$tmp/demo.trace" --kind=off --format=svg --title "demo-server off-CPU" \
+		>"$BUILD/demo-offcpu.svg"
+	echo "demo: interactive off-CPU flame graph: $BUILD/demo-offcpu.svg (open it in a browser)"
+fi
 if [ "$status" -ne 0 ]; then
 	if grep -q "not built yet" "$tmp/srvscope.err"; then
 		echo "demo: this build of srvscope does not have 'stacks' yet; stopping the demo" >&2
 	else
-		echo "demo: srvscope stacks failed (exit status $status); stopping the demo" >&2
+		echo "demo: srvscope failed (exit status $status); stopping the demo" >&2
 	fi
 fi
 
