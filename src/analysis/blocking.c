@@ -11,7 +11,7 @@
 #include "util/util.h"
 
 #define TASK_REPORT_DEAD (0x10 | 0x20 | 0x80) /* EXIT_DEAD, EXIT_ZOMBIE, TASK_DEAD */
-#define NO_EPISODE SIZE_MAX
+#define NO_EPISODE	 SIZE_MAX
 
 struct thr {
 	bool seen, open, woken;
@@ -171,7 +171,7 @@ static int cmp_ep(const void *a, const void *b)
 static void analyze(const struct trace *t, const struct block_filter *f, struct block_report *r,
 		    bool sorted)
 {
-	struct state s = { .r = r };
+	struct state s = {.r = r};
 	size_t i, n;
 
 	memset(r, 0, sizeof(*r));
@@ -220,9 +220,12 @@ static void analyze(const struct trace *t, const struct block_filter *f, struct 
 				break;
 			th->seen = true;
 			if (e->h.aux == 'S' || e->h.aux == 'D') {
-				open_episode(th, e->h.ts, e->h.tid, e->h.pid, e->h.aux == 'D' ? 2 : 1,
-					     e->state.syscall, e->state.fd);
+				open_episode(th, e->h.ts, e->h.tid, e->h.pid,
+					     e->h.aux == 'D' ? 2 : 1, e->state.syscall,
+					     e->state.fd);
 				th->ep.from_start = true;
+				th->ep.kstack = e->state.kstack;
+				th->ep.ustack = e->state.ustack;
 			}
 			break;
 		case REC_SYSCALL:
@@ -237,7 +240,8 @@ static void analyze(const struct trace *t, const struct block_filter *f, struct 
 	for (i = 0; i < s.nr_thr; i++) {
 		if (!s.thr[i].open)
 			continue;
-		s.thr[i].ep.end_ns = t->end_ns > s.thr[i].ep.start_ns ? t->end_ns : s.thr[i].ep.start_ns;
+		s.thr[i].ep.end_ns =
+			t->end_ns > s.thr[i].ep.start_ns ? t->end_ns : s.thr[i].ep.start_ns;
 		s.thr[i].ep.unfinished = true;
 		emit(&s, &s.thr[i]);
 	}
@@ -293,8 +297,8 @@ const char *blocking__kind_name(uint8_t kind)
 
 const char *blocking__softirq_name(uint32_t vec)
 {
-	static const char *const names[] = { "HI",	 "TIMER",   "NET_TX", "NET_RX", "BLOCK",
-					     "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU" };
+	static const char *const names[] = {"HI",	"TIMER",   "NET_TX", "NET_RX",	"BLOCK",
+					    "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU"};
 
 	return vec < ARRAY_SIZE(names) ? names[vec] : "?";
 }
@@ -352,11 +356,10 @@ static int cmp_group(const void *a, const void *b)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
-static size_t group(const struct block_episode *eps, size_t n, bool by_fd,
-		    struct block_group **out)
+static size_t group(const struct block_episode *eps, size_t n, bool by_fd, struct block_group **out)
 {
 	struct block_group *g = NULL;
-	struct u64map idx = { 0 };
+	struct u64map idx = {0};
 	size_t nr = 0, cap = 0, i;
 
 	for (i = 0; i < n; i++) {

@@ -101,6 +101,7 @@ struct rec_state { /* aux: the state letter as in /proc/PID/stat */
 	__s32 syscall;
 	__s32 fd;
 	char comm[REC_COMM_LEN];
+	__u64 kstack, ustack; /* where it was blocked then (nostop snapshot), 0 when unknown */
 };
 
 struct rec {

@@ -71,7 +71,8 @@ static int inet_socket(pid_t pid, const char *table, unsigned long inode, char *
 		unsigned long ino;
 
 		if (sscanf(line, "%*s %63s %63s %x %*s %*s %*s %*s %*s %lu", local, remote, &st,
-			   &ino) != 4 || ino != inode)
+			   &ino) != 4 ||
+		    ino != inode)
 			continue;
 		if (format_addr(local, l, sizeof(l)) || format_addr(remote, r, sizeof(r)))
 			break;
@@ -117,7 +118,7 @@ static int unix_socket(pid_t pid, unsigned long inode, char *buf, size_t size)
 
 int procinfo__describe_fd(pid_t pid, int fd, char *buf, size_t size)
 {
-	static const char *const tables[] = { "tcp", "tcp6", "udp", "udp6" };
+	static const char *const tables[] = {"tcp", "tcp6", "udp", "udp6"};
 	char path[64], link[512];
 	unsigned long inode;
 	ssize_t n;

@@ -27,6 +27,8 @@
 #include "record/record.h"
 #include "record/ustack.h"
 #include "record.skel.h"
+#include "snapshot/snapshot.h"
+#include "stacks/stacks.h"
 #include "trace/syscalls.h"
 #include "trace/trace.h"
 #include "trace/u64map.h"
@@ -408,9 +410,55 @@ static int write_info(struct recorder *r)
 	return trace_writer__section(r->w, SEC_INFO, buf, n);
 }
 
+/* Where the threads of pid are blocked as the recording starts, read by the BPF task
+ * iterator (the target never stops); NULL when the kernel does not allow it. */
+static struct snapshot *start_stacks(pid_t pid)
+{
+	struct stacks_opts so = {.mode = STACKS_MODE_NOSTOP, .kernel = true};
+	struct stacks_session *s;
+	struct snapshot *snap;
+	char why[256];
+
+	if (!nostop__available(why, sizeof(why)))
+		return NULL;
+	s = stacks_session__new(pid, &so);
+	if (!s)
+		return NULL;
+	snap = stacks_session__sample(s);
+	stacks_session__delete(s);
+	return snap;
+}
+
+/* The stacks of tid in snap, written out; their ids go into the state record. */
+static void state_stacks(struct recorder *r, const struct snapshot *snap, pid_t tid,
+			 struct rec_state *st)
+{
+	const struct thread_sample *t = NULL;
+	unsigned int nr;
+	size_t i;
+
+	for (i = 0; snap && i < snap->nr_threads && !t; i++)
+		if (snap->threads[i].tid == tid)
+			t = &snap->threads[i];
+	if (!t || (t->flags & (THREAD_RUNNING | THREAD_UNRESOLVED)))
+		return;
+	nr = t->nr_kips < REC_MAX_FRAMES ? t->nr_kips : REC_MAX_FRAMES;
+	if (nr) {
+		st->kstack = ustacks__hash(t->kips, nr, false);
+		write_stack(r, st->kstack, false, t->kips, nr);
+	}
+	nr = t->nr_ips < REC_MAX_FRAMES ? t->nr_ips : REC_MAX_FRAMES;
+	if (nr) {
+		st->ustack = ustacks__stack_id(t->ips, nr);
+		write_stack(r, st->ustack, true, t->ips, nr);
+	}
+}
+
 /* Names and states of the threads of pid as the recording starts: a thread already
- * blocked then has its episode begin at the start of the trace. */
-static void snapshot_process(struct recorder *r, pid_t pid, uint64_t ts)
+ * blocked then has its episode begin at the start of the trace, where snap (if any) says
+ * it was blocked. */
+static void snapshot_process(struct recorder *r, pid_t pid, uint64_t ts,
+			     const struct snapshot *snap)
 {
 	pid_t *tids = NULL;
 	int n = proc_tasks__list(pid, &tids), i;
@@ -437,6 +485,7 @@ static void snapshot_process(struct recorder *r, pid_t pid, uint64_t ts)
 				syscall__has_fd(nr) && arg0 >= 0 && arg0 < 0x7fffffff ? arg0 : -1;
 			if (e.state.fd >= 0)
 				describe_fd(r, ts, pid, e.state.fd, now_ns());
+			state_stacks(r, snap, tids[i], &e.state);
 		} else {
 			e.state.syscall = -1;
 			e.state.fd = -1;
@@ -459,13 +508,16 @@ static void snapshot_targets(struct recorder *r)
 		while (d && (de = readdir(d)))
 			if (de->d_name[0] >= '1' && de->d_name[0] <= '9' &&
 			    atoi(de->d_name) != getpid())
-				snapshot_process(r, atoi(de->d_name), ts);
+				snapshot_process(r, atoi(de->d_name), ts, NULL);
 		if (d)
 			closedir(d);
 		return;
 	}
 	for (i = 0; i < r->o->nr_pids; i++) {
-		snapshot_process(r, r->o->pids[i], ts);
+		struct snapshot *snap = r->o->no_stacks ? NULL : start_stacks(r->o->pids[i]);
+
+		snapshot_process(r, r->o->pids[i], ts, snap);
+		snapshot__delete(snap);
 		pid_seen(r, r->o->pids[i], ts);
 	}
 }

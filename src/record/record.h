@@ -9,28 +9,28 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define RECORD_DEFAULT_OUTPUT "srvscope.trace"
-#define RECORD_DEFAULT_BUFFER (32u << 20)
-#define RECORD_DEFAULT_DUMP_SIZE 16384u /* --call-graph=dwarf */
-#define RECORD_DEFAULT_DUMP RECORD_DEFAULT_DUMP_SIZE /* 0: frame pointers by default */
+#define RECORD_DEFAULT_OUTPUT	 "srvscope.trace"
+#define RECORD_DEFAULT_BUFFER	 (32u << 20)
+#define RECORD_DEFAULT_DUMP_SIZE 16384u			  /* --call-graph=dwarf */
+#define RECORD_DEFAULT_DUMP	 RECORD_DEFAULT_DUMP_SIZE /* 0: frame pointers by default */
 
 struct record_opts {
 	pid_t *pids; /* -p */
 	size_t nr_pids;
-	bool all;	      /* -a */
-	char **argv;	      /* -- COMMAND ARGS..., NULL-terminated; NULL when none */
-	double duration;      /* seconds, 0: until stopped */
-	const char *output;   /* trace file */
-	uint64_t buffer_size; /* ring buffer bytes: a power of two, at least a page */
+	bool all;		    /* -a */
+	char **argv;		    /* -- COMMAND ARGS..., NULL-terminated; NULL when none */
+	double duration;	    /* seconds, 0: until stopped */
+	const char *output;	    /* trace file */
+	uint64_t buffer_size;	    /* ring buffer bytes: a power of two, at least a page */
 	unsigned int read_timer_ms; /* drain on this period, never woken; 0: woken at 1/4 full */
-	unsigned int on_cpu_hz; /* 0: no on-CPU samples */
+	unsigned int on_cpu_hz;	    /* 0: no on-CPU samples */
 	bool no_stacks;
 	unsigned int ustack_dump_bytes; /* --call-graph=dwarf: user stack bytes; 0: fp */
-	bool syscalls;	   /* trace every syscall of the targets (entry, exit, return value) */
+	bool syscalls; /* trace every syscall of the targets (entry, exit, return value) */
 	double stack_refresh_ms; /* reuse stacks taken at the same place for this long */
-	int progress;	   /* -1: on a terminal only, 0: never, 1: always */
-	bool verbose;	   /* libbpf's messages */
-	const char *cmdline; /* what was run, saved in the file */
+	int progress;		 /* -1: on a terminal only, 0: never, 1: always */
+	bool verbose;		 /* libbpf's messages */
+	const char *cmdline;	 /* what was run, saved in the file */
 };
 
 /* Records until the duration elapses, SIGINT/SIGTERM arrives, the launched command exits or

@@ -56,7 +56,7 @@ unsigned int ustacks__unwind(struct ustacks *us, struct unwinder *u, const struc
 	return nr;
 }
 
-uint64_t ustacks__stack_id(const uint64_t *ips, unsigned int nr)
+uint64_t ustacks__hash(const uint64_t *ips, unsigned int nr, bool user)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
 	unsigned int i;
@@ -66,8 +66,14 @@ uint64_t ustacks__stack_id(const uint64_t *ips, unsigned int nr)
 		h *= 0x100000001b3ull;
 		h ^= h >> 29;
 	}
-	h ^= 0x9e3779b97f4a7c15ull;
-	h &= ~(1ull << 63);
+	h ^= user ? 0x9e3779b97f4a7c15ull : 0;
+	return h ? h : 1;
+}
+
+uint64_t ustacks__stack_id(const uint64_t *ips, unsigned int nr)
+{
+	uint64_t h = ustacks__hash(ips, nr, true) & ~(1ull << 63);
+
 	return h ? h : 1;
 }
 

@@ -36,7 +36,10 @@ unsigned int ustacks__unwind(struct ustacks *us, struct unwinder *u, const struc
 			     const struct rec_ustack_dump *d, size_t size, uint64_t *ips,
 			     unsigned int max, bool *unknown_map);
 
-/* The id of a stack of user frames: never 0, never with the top bit (a dump's) set. */
+/* The id the BPF programs give a stack of these frames (take_stack in record.bpf.c). */
+uint64_t ustacks__hash(const uint64_t *ips, unsigned int nr, bool user);
+/* The id of a stack of user frames unwound here: never 0, never with the top bit (a
+ * dump's) set. */
 uint64_t ustacks__stack_id(const uint64_t *ips, unsigned int nr);
 
 /* Remembers that the dump's frames have stack_id; ts: the dump's time (trace clock). */

@@ -4,8 +4,8 @@
 # frame pointers either) recorded with the default --call-graph=dwarf give, for every blocked
 # thread, the fixture's exact chain of functions from the thread's start down to the libc
 # function it blocks in, every frame named, in 'flame --kind=off'; on-CPU samples of the
-# spinning thread do the same in 'flame --kind=on'. --call-graph=fp on the -O2 build shows
-# what frame pointers alone give.
+# spinning thread do the same in 'flame --kind=on'; threads blocked since before a recording
+# (-p) have theirs too. --call-graph=fp on the -O2 build shows what frame pointers alone give.
 . "$(dirname "$0")/lib.sh"
 need_root
 [ -r /sys/kernel/btf/vmlinux ] || skip_all "no BTF (/sys/kernel/btf/vmlinux)"
@@ -38,6 +38,18 @@ for lang in c cxx; do
 			$((_n + 1)) 20 "$lang-$build on: " fix-spin
 	done
 done
+
+# Threads blocked before the recording starts (and all through it) have their stacks from a
+# snapshot the recorder takes with the BPF task iterator as it starts (-p).
+start_fixture "$FIXTURES/stackfix-cxx-O2" || ok 1 "start stackfix-cxx-O2"
+"$SRVSCOPE" record -p "$FPID" -d 0.6 -o "$TMP/p.trace" >/dev/null 2>"$TMP/err"
+ok $? "record -p of a process whose threads are already blocked"
+like "$(states_of "$FPID")" '^[SR]+$' "the fixture still runs, nothing stopped"
+"$SRVSCOPE" flame "$TMP/p.trace" --kind=off >"$TMP/p.folded"
+run_checker "$TOP/tests/fixtures/stackfix-cxx.expect" "$TMP/p.folded" $((_n + 1)) 400000 \
+	"already blocked: " fix-main fix-mutex fix-cond fix-pipe fix-epoll
+kill -KILL "$FPID"
+wait "$FPID" 2>/dev/null
 
 # Frame pointers alone lose the -O2 build's chains (the contrast that makes dwarf the default).
 f="$TMP/fp.trace"
