@@ -10,19 +10,19 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-const volatile bool filter_all = false;	   /* -a: every task is a target */
-const volatile bool want_stacks = true;	   /* kernel and user stacks */
+const volatile bool filter_all = false; /* -a: every task is a target */
+const volatile bool want_stacks = true; /* kernel and user stacks */
 /* Stacks taken where a thread blocked (or woke another) are reused while it blocks at the
  * same place (same syscall, same user ip and sp) for this long: walking a kernel stack
  * costs microseconds, blocking at the same place thousands of times a second is common. */
 const volatile __u64 stack_refresh_ns = 100 * 1000 * 1000ull;
 const volatile __u64 wakeup_bytes = 1 << 20; /* wake user space past this much data */
-const volatile __u32 self_tgid = 0;	   /* srvscope itself, never a target */
+const volatile __u32 self_tgid = 0;	     /* srvscope itself, never a target */
 /* --call-graph=dwarf: bytes of user stack sent for user space to unwind (0: walk frame
  * pointers here). */
 const volatile __u32 ustack_dump_bytes = 0;
 
-#define PF_KTHREAD 0x00200000
+#define PF_KTHREAD   0x00200000
 #define TASK_RUNNING 0
 
 struct {
@@ -92,9 +92,13 @@ struct stack_cache {
 	__u64 kstack, ustack;
 };
 
+/* Places kept per task and role: a server thread commonly blocks at two places in turn
+ * (waiting for work, then for a lock), which one entry would miss every time. */
+#define PLACES 2
+
 struct task_state {
-	struct stack_cache blocked; /* as the task blocked */
-	struct stack_cache waking;  /* as it woke another */
+	struct stack_cache blocked[PLACES]; /* as the task blocked */
+	struct stack_cache waking[PLACES];  /* as it woke another */
 	/* --syscalls: the syscall in progress, written out at its exit */
 	__u64 enter_ts;
 	__u64 args[3];
@@ -141,9 +145,8 @@ static __always_inline void count_lost(__u32 reason)
 
 static __always_inline __u64 rb_flags(void)
 {
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
-		       BPF_RB_FORCE_WAKEUP :
-		       BPF_RB_NO_WAKEUP;
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+									     : BPF_RB_NO_WAKEUP;
 }
 
 /* Takes the current kernel or user stack and returns its id, sending the frames to user
@@ -297,33 +300,51 @@ struct user_place {
 	bool same; /* as in the cache: its stacks can be reused */
 };
 
-static __always_inline void user_place(struct task_struct *t, struct stack_cache *c, __u64 ts,
-				       struct user_place *u)
+static __always_inline bool at_place(const struct stack_cache *c, __u64 ts,
+				     const struct user_place *u)
+{
+	return c->ts && ts - c->ts < stack_refresh_ns && c->ip == u->ip && c->sp == u->sp &&
+	       c->orig_ax == u->orig_ax;
+}
+
+/* Fills u for task t and returns the entry of cs (PLACES of them, or NULL) to use: the
+ * one where t is now (u->same), else the oldest, to be refreshed. */
+static __always_inline struct stack_cache *user_place(struct task_struct *t, struct stack_cache *cs,
+						      __u64 ts, struct user_place *u)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	struct stack_cache *c = NULL;
 	__u16 insn = 0;
 
 	u->nr = -1;
 	u->same = false;
 	if (!regs)
-		return;
+		return cs;
 	u->ip = regs->ip;
 	u->sp = regs->sp;
 	u->orig_ax = (__s64)regs->orig_ax;
 	u->nr = u->orig_ax;
-	if (c && c->ts && ts - c->ts < stack_refresh_ns && c->ip == u->ip && c->sp == u->sp &&
-	    c->orig_ax == u->orig_ax) {
-		u->same = true;
-		u->nr = c->nr;
-	} else if (u->nr >= 0 &&
-		   (bpf_probe_read_user(&insn, sizeof(insn), (void *)(u->ip - 2)) || insn != 0x050f)) {
-		u->nr = -1;
+	if (cs) {
+		if (at_place(&cs[0], ts, u))
+			c = &cs[0];
+		else if (at_place(&cs[1], ts, u))
+			c = &cs[1];
+		if (c) {
+			u->same = true;
+			u->nr = c->nr;
+		} else {
+			c = cs[0].ts <= cs[1].ts ? &cs[0] : &cs[1];
+		}
 	}
+	if (!u->same && u->nr >= 0 &&
+	    (bpf_probe_read_user(&insn, sizeof(insn), (void *)(u->ip - 2)) || insn != 0x050f))
+		u->nr = -1;
 	if (u->nr < 0)
-		return;
+		return c;
 	u->args[0] = regs->di;
 	u->args[1] = regs->si;
 	u->args[2] = regs->dx;
+	return c;
 }
 
 /* The current task's kernel and user stacks: those in c when it is where it was (u->same),
@@ -507,7 +528,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	__u32 prev_tgid = prev->tgid, next_tgid = next->tgid;
 	bool prev_t = is_target(prev_tgid), next_t = is_target(next_tgid);
 	__u64 kstack = 0, ustack = 0, ts;
-	struct user_place u = { .nr = -1 };
+	struct user_place u = {.nr = -1};
 	struct task_state *st;
 	struct rec *r;
 	__s32 fd = -1;
@@ -523,12 +544,14 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		bool user = !(prev->flags & PF_KTHREAD);
 
 		st = bpf_task_storage_get(&task_states, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		struct stack_cache *c = st ? &st->blocked[0] : NULL;
+
 		if (user)
-			user_place(prev, st ? &st->blocked : NULL, ts, &u);
+			c = user_place(prev, st ? st->blocked : NULL, ts, &u);
 		if (u.nr >= 0 && (__s64)u.args[0] >= -1 && (__s64)u.args[0] < 0x7fffffff)
 			fd = (__s32)u.args[0];
 		if (want_stacks)
-			task_stacks(ctx, user, &u, st ? &st->blocked : NULL, ts, &kstack, &ustack);
+			task_stacks(ctx, user, &u, c, ts, &kstack, &ustack);
 	}
 	r = rec_reserve(ts, REC_SWITCH, prev->pid, prev_tgid);
 	if (!r)
@@ -568,13 +591,15 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 		kstack = irq_kstack(ctx, kind, detail, ts);
 	} else if (want_stacks) {
 		bool user = !(cur->flags & PF_KTHREAD);
-		struct user_place u = { .nr = -1 };
+		struct user_place u = {.nr = -1};
 		struct task_state *st;
+		struct stack_cache *sc;
 
 		st = bpf_task_storage_get(&task_states, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		sc = st ? &st->waking[0] : NULL;
 		if (user)
-			user_place(cur, st ? &st->waking : NULL, ts, &u);
-		task_stacks(ctx, user, &u, st ? &st->waking : NULL, ts, &kstack, &ustack);
+			sc = user_place(cur, st ? st->waking : NULL, ts, &u);
+		task_stacks(ctx, user, &u, sc, ts, &kstack, &ustack);
 	}
 	r = rec_reserve(ts, REC_WAKING, p->pid, tgid);
 	if (!r)
@@ -642,7 +667,8 @@ int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct 
 	if (!is_target(ptgid))
 		return 0;
 	if (!filter_all && ctgid != ptgid)
-		__sync_fetch_and_or(&target_bits[(ctgid / 64) % TARGET_WORDS], 1ull << (ctgid % 64));
+		__sync_fetch_and_or(&target_bits[(ctgid / 64) % TARGET_WORDS],
+				    1ull << (ctgid % 64));
 	r = rec_reserve(ts, REC_FORK, BPF_CORE_READ(child, pid), ctgid);
 	if (!r)
 		return 0;

@@ -897,6 +897,9 @@ int record__run(const struct record_opts *o)
 		error("cannot write '%s': %s", o->output, strerror(-err));
 	else
 		print_summary(&r, lost, events, end_ns);
+	if (!err && o->verbose && o->ustack_dump_bytes)
+		notice("unwound %" PRIu64 " user stack copies (%" PRIu64 " gave no frame)",
+		       r.ustacks.dumps, r.ustacks.failed);
 out_close:
 	if (go_fd >= 0)
 		close(go_fd); /* the child sees EOF and exits without running the command */
