@@ -8,6 +8,7 @@
 
 #include "analysis/blocking.h"
 #include "analysis/flame.h"
+#include "trace/symbols.h"
 #include "trace/trace.h"
 #include "trace/u64map.h"
 #include "util/util.h"
@@ -143,27 +144,6 @@ static void sb_frame(struct sbuf *b, const char *name, bool kernel)
 		sb_add(b, "_[k]", 4);
 }
 
-/* The innermost kernel frames of a stack taken from a tracepoint are the tracing
- * machinery (the BPF program, its runner, the tracepoint's iterator): not the thread's. */
-static bool is_tracing_frame(const char *name)
-{
-	static const char *const prefixes[] = { "bpf_prog_", "bpf_trace_run", "__traceiter_",
-						"__bpf_trace_", "bpf_get_stack", "perf_trace_" };
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(prefixes); i++)
-		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
-			return true;
-	return false;
-}
-
-/* Where an interrupt's or a softirq's own frames end: below is whatever it interrupted. */
-static bool is_irq_root(const char *name)
-{
-	return !strncmp(name, "asm_", 4) || !strcmp(name, "handle_softirqs") ||
-	       !strcmp(name, "__do_softirq") || !strcmp(name, "run_ksoftirqd");
-}
-
 /* Frames of a stack, outermost first (outer = true) or innermost first; irq: an interrupt's
  * kernel stack, cut at its entry. */
 static void sb_stack(struct sbuf *b, const struct trace *t, const struct flame_namer *n,
@@ -175,11 +155,11 @@ static void sb_stack(struct sbuf *b, const struct trace *t, const struct flame_n
 	if (!st)
 		return;
 	nr = st->nr;
-	while (kernel && skip < nr && is_tracing_frame(n->kernel(n->ctx, st->ips[skip])))
+	while (kernel && skip < nr && trace_symbols__is_tracing(n->kernel(n->ctx, st->ips[skip])))
 		skip++;
 	if (irq)
 		for (i = skip; i < nr; i++)
-			if (is_irq_root(n->kernel(n->ctx, st->ips[i]))) {
+			if (trace_symbols__is_irq_entry(n->kernel(n->ctx, st->ips[i]))) {
 				nr = i + 1;
 				break;
 			}
@@ -223,7 +203,7 @@ static bool thread_ok(const struct trace *t, const struct flame_filter *f, uint3
 static void collect(const struct trace *t, enum flame_kind kind, const struct flame_filter *f,
 		    struct groups *gs)
 {
-	struct block_filter bf = { 0 };
+	struct block_filter bf = {0};
 	struct block_report r;
 	size_t i;
 
@@ -253,8 +233,9 @@ static void collect(const struct trace *t, enum flame_kind kind, const struct fl
 		const struct block_episode *ep = &r.eps[i];
 		/* Blocked until woken; the wait for a CPU after that is scheduling delay
 		 * ('sched' reports it), not blocking. */
-		uint64_t end = ep->wake_ns >= ep->start_ns && ep->wake_ns <= ep->end_ns ?
-				       ep->wake_ns : ep->end_ns;
+		uint64_t end = ep->wake_ns >= ep->start_ns && ep->wake_ns <= ep->end_ns
+				       ? ep->wake_ns
+				       : ep->end_ns;
 		uint64_t us = (end - ep->start_ns) / 1000;
 		struct gkey k;
 
@@ -299,9 +280,9 @@ static int cmp_line(const void *a, const void *b)
 void flame__build(const struct trace *t, enum flame_kind kind, const struct flame_filter *f,
 		  const struct flame_namer *n, struct flame *out)
 {
-	struct groups gs = { 0 };
-	struct u64map lines = { 0 };
-	struct sbuf b = { 0 };
+	struct groups gs = {0};
+	struct u64map lines = {0};
+	struct sbuf b = {0};
 	size_t i, cap = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -317,8 +298,7 @@ void flame__build(const struct trace *t, enum flame_kind kind, const struct flam
 		sb_stack(&b, t, n, g->k.kstack, g->k.pid, g->ts, true, true, false);
 		if (kind == FLAME_WAKE) {
 			sb_frame(&b, "--", false);
-			sb_stack(&b, t, n, g->k.wk, 0, g->ts, true, false,
-				 g->k.wkind != WAKE_TASK);
+			sb_stack(&b, t, n, g->k.wk, 0, g->ts, true, false, g->k.wkind != WAKE_TASK);
 			if (g->k.wkind == WAKE_TASK) {
 				const struct trace_thread *w = trace__thread(t, g->k.waker_tid);
 

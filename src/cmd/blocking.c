@@ -11,13 +11,14 @@
 #include "cmd/cmd.h"
 #include "symbol/symbolizer.h"
 #include "trace/report_cmdline.h"
+#include "trace/symbols.h"
 #include "trace/syscalls.h"
 #include "trace/trace.h"
 #include "util/util.h"
 
 static const char usage_text[] =
 	"usage: srvscope blocking FILE [--pid P] [--tid T] [--comm NAME] [--min-ms X]\n"
-	"                          [--format=text|json]\n"
+	"                          [--stacks] [--format=text|json]\n"
 	"\n"
 	"Per thread, every time it blocked: when, for how long, in which syscall and fd, and\n"
 	"what woke it (a softirq such as NET_RX, a hard irq, a timer, or a task); then totals\n"
@@ -27,13 +28,97 @@ static const char usage_text[] =
 	"  -t, --tid T        only thread T\n"
 	"  -c, --comm NAME    only threads named NAME\n"
 	"  -m, --min-ms X     only episodes of at least X milliseconds\n"
+	"  -s, --stacks       with each episode, where the thread blocked (kernel frames,\n"
+	"                     then user frames, innermost first) and the waker's stack\n"
 	"  -f, --format FMT   text (default) or json\n";
 
 struct report {
 	const struct trace *t;
 	struct ksyms *ksyms;
 	bool ksyms_tried;
+	bool stacks;		    /* --stacks */
+	struct trace_symbols *syms; /* frame names, for --stacks */
 };
+
+typedef void (*frame_fn)(void *arg, const char *name, bool kernel);
+
+/* The frames of a kernel stack then a user stack of process pid, innermost first, each
+ * named, the tracing machinery at the top of the kernel stack left out; an interrupt's
+ * (irq) cut where it entered. */
+static void stack_frames(struct report *rp, uint64_t kstack, uint64_t ustack, uint32_t pid,
+			 uint64_t ts, bool irq, frame_fn fn, void *arg)
+{
+	const struct trace_stack *st = trace__stack(rp->t, kstack);
+	const char *name;
+	uint32_t i = 0;
+
+	if (!rp->syms)
+		rp->syms = trace_symbols__new(rp->t);
+	while (st && i < st->nr &&
+	       trace_symbols__is_tracing(trace_symbols__kernel(rp->syms, st->ips[i])))
+		i++;
+	for (; st && i < st->nr; i++) {
+		name = trace_symbols__kernel(rp->syms, st->ips[i]);
+		fn(arg, name, true);
+		if (irq && trace_symbols__is_irq_entry(name))
+			break;
+	}
+	st = trace__stack(rp->t, ustack);
+	for (i = 0; st && i < st->nr; i++)
+		fn(arg, trace_symbols__user(rp->syms, pid, ts, st->ips[i]), false);
+}
+
+static void frame_text(void *arg, const char *name, bool kernel)
+{
+	unsigned int *n = arg;
+
+	printf("        #%-3u %s%s\n", (*n)++, name, kernel ? " [k]" : "");
+}
+
+static void frame_json(void *arg, const char *name, bool kernel)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "symbol", json_string(name));
+	json_object_set_new(o, "kernel", json_boolean(kernel));
+	json_array_append_new(arg, o);
+}
+
+/* The waker's process, for its user frames: a task's, from the trace's threads. */
+static uint32_t waker_pid(struct report *rp, const struct block_episode *ep)
+{
+	const struct trace_thread *w = trace__thread(rp->t, ep->waker_tid);
+
+	return w ? w->pid : 0;
+}
+
+static void print_episode_stacks(struct report *rp, const struct block_episode *ep)
+{
+	unsigned int n = 0;
+
+	if (!ep->kstack && !ep->ustack)
+		printf("      blocked at: (no stack recorded)\n");
+	else
+		printf("      blocked at:\n");
+	stack_frames(rp, ep->kstack, ep->ustack, ep->pid, ep->start_ns, false, frame_text, &n);
+	if (!ep->waker_kstack && !ep->waker_ustack)
+		return;
+	printf("      woken from:\n");
+	n = 0;
+	stack_frames(rp, ep->waker_kstack, ep->waker_ustack, waker_pid(rp, ep), ep->wake_ns,
+		     ep->wake_kind != WAKE_TASK, frame_text, &n);
+}
+
+static void episode_stacks_json(struct report *rp, const struct block_episode *ep, json_t *b)
+{
+	json_t *a = json_array(), *w = json_array();
+
+	stack_frames(rp, ep->kstack, ep->ustack, ep->pid, ep->start_ns, false, frame_json, a);
+	json_object_set_new(b, "stack", a);
+	stack_frames(rp, ep->waker_kstack, ep->waker_ustack, waker_pid(rp, ep), ep->wake_ns,
+		     ep->wake_kind != WAKE_TASK, frame_json, w);
+	json_object_set_new(b, "waker_stack", w);
+}
 
 static const char *func_name(struct report *rp, uint64_t addr, char *buf, size_t size)
 {
@@ -129,6 +214,8 @@ static void print_task_text(struct report *rp, const struct block_episode *eps, 
 		       (ep->end_ns - ep->start_ns) / 1e6,
 		       ep->from_start ? "<" : (ep->unfinished ? ">" : " "),
 		       syscall_name(ep->syscall, nbuf, sizeof(nbuf)), fd, wake);
+		if (rp->stacks)
+			print_episode_stacks(rp, ep);
 	}
 	if (marks)
 		printf("  (< blocked already when the recording started; > still blocked when it "
@@ -208,6 +295,8 @@ static json_t *task_json(struct report *rp, const struct block_episode *eps, siz
 				    ep->wake_kind == WAKE_TASK ? json_string(ep->waker_name)
 							       : json_null());
 		json_object_set_new(b, "wakeup", w);
+		if (rp->stacks)
+			episode_stacks_json(rp, ep, b);
 		json_array_append_new(blocks, b);
 	}
 	json_object_set_new(o, "blocks", blocks);
@@ -238,6 +327,7 @@ int cmd_blocking(int argc, char **argv)
 {
 	static const struct option longopts[] = {REPORT_CMDLINE_OPT_FILTERS,
 						 {"min-ms", required_argument, NULL, 'm'},
+						 {"stacks", no_argument, NULL, 's'},
 						 REPORT_CMDLINE_OPT_FORMAT,
 						 REPORT_CMDLINE_OPT_HELP,
 						 {0}};
@@ -255,7 +345,9 @@ int cmd_blocking(int argc, char **argv)
 
 	report_cmdline__init(&rc, "blocking", usage_text, "text", "json");
 	report_cmdline__filters(&rc, &f.pid, &f.tid, &f.comm);
-	while ((c = report_cmdline__next(&rc, argc, argv, "p:t:c:m:f:h", longopts)) > 0) {
+	while ((c = report_cmdline__next(&rc, argc, argv, "p:t:c:m:sf:h", longopts)) > 0) {
+		if (c == 's')
+			rp.stacks = true;
 		if (c == 'm') {
 			if (parse_double("--min-ms", optarg, 0, 1e9, &ms))
 				return 2;
@@ -301,6 +393,7 @@ int cmd_blocking(int argc, char **argv)
 		       trace__lost_summary(t, lost, sizeof(lost)));
 	}
 	ksyms__delete(rp.ksyms);
+	trace_symbols__delete(rp.syms);
 	block_report__free(&r);
 	trace__close(t);
 	return ret ? 1 : 0;

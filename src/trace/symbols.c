@@ -29,7 +29,7 @@ struct trace_symbols {
 	char **names;
 	size_t nr_names, cap_names;
 	uint64_t *keys_snap, *keys_addr; /* to tell hash collisions apart */
-	struct u64map warned; /* paths whose build-id changed, reported once */
+	struct u64map warned;		 /* paths whose build-id changed, reported once */
 };
 
 struct trace_symbols *trace_symbols__new(const struct trace *t)
@@ -97,7 +97,8 @@ static void check_build_ids(struct trace_symbols *s, const struct trace_maps *tm
 				if (now && strcmp(now, id)) {
 					u64map__slot(&s->warned, h, &created);
 					if (created)
-						warning("%s changed since the recording (build-id %s, "
+						warning("%s changed since the recording (build-id "
+							"%s, "
 							"recorded %s): its frames may be misnamed",
 							path, now, id);
 				}
@@ -138,7 +139,8 @@ static const char *intern(struct trace_symbols *s, uint64_t snap, uint64_t addr,
 		uint64_t *slot = u64map__slot(&s->cache, key, &created);
 
 		if (created) {
-			xgrow((void **)&s->names, &s->cap_names, s->nr_names + 1, sizeof(*s->names));
+			xgrow((void **)&s->names, &s->cap_names, s->nr_names + 1,
+			      sizeof(*s->names));
 			s->keys_snap = xrealloc(s->keys_snap, s->cap_names * sizeof(uint64_t));
 			s->keys_addr = xrealloc(s->keys_addr, s->cap_names * sizeof(uint64_t));
 			*slot = s->nr_names;
@@ -165,8 +167,7 @@ static const char *lookup(struct trace_symbols *s, uint64_t snap, uint64_t addr)
 	return NULL;
 }
 
-const char *trace_symbols__user(struct trace_symbols *s, uint32_t pid, uint64_t ts,
-				uint64_t addr)
+const char *trace_symbols__user(struct trace_symbols *s, uint32_t pid, uint64_t ts, uint64_t addr)
 {
 	struct sym_result r;
 	struct snap *sn;
@@ -212,4 +213,22 @@ const char *trace_symbols__kernel(struct trace_symbols *s, uint64_t addr)
 		name = buf;
 	}
 	return intern(s, 0, addr, name);
+}
+
+bool trace_symbols__is_tracing(const char *name)
+{
+	static const char *const prefixes[] = {"bpf_prog_",    "bpf_trace_run", "__traceiter_",
+					       "__bpf_trace_", "bpf_get_stack", "perf_trace_"};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(prefixes); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+bool trace_symbols__is_irq_entry(const char *name)
+{
+	return !strncmp(name, "asm_", 4) || !strcmp(name, "handle_softirqs") ||
+	       !strcmp(name, "__do_softirq") || !strcmp(name, "run_ksoftirqd");
 }

@@ -4,6 +4,7 @@
 #ifndef SRVSCOPE_TRACE_SYMBOLS_H
 #define SRVSCOPE_TRACE_SYMBOLS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct trace;
@@ -14,9 +15,14 @@ struct trace_symbols *trace_symbols__new(const struct trace *t);
 void trace_symbols__delete(struct trace_symbols *s);
 /* "function", "libfoo.so+0x1234" when the object has no symbol there, or "[unknown]".
  * The string lives as long as s. */
-const char *trace_symbols__user(struct trace_symbols *s, uint32_t pid, uint64_t ts,
-				uint64_t addr);
+const char *trace_symbols__user(struct trace_symbols *s, uint32_t pid, uint64_t ts, uint64_t addr);
 /* "function", or the address in hex. */
 const char *trace_symbols__kernel(struct trace_symbols *s, uint64_t addr);
+/* Whether a kernel frame of that name belongs to the tracing machinery that took the stack
+ * (BPF programs, tracepoint glue): reports skip those at the top of a kernel stack. */
+bool trace_symbols__is_tracing(const char *name);
+/* Whether a kernel frame of that name is where an interrupt's or a softirq's own frames
+ * end: below it is whatever was interrupted. */
+bool trace_symbols__is_irq_entry(const char *name);
 
 #endif

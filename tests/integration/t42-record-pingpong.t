@@ -1,7 +1,8 @@
 #!/bin/bash
 # Wake-up attribution ground truth: threads "ping" and "pong" hand a byte over two pipes,
 # so every read of one is ended by the other. 'blocking' must name the right waker (tid
-# and name) and the pipe, and the wake-up graph must end in the waker.
+# and name) and the pipe, with --stacks both threads' stacks, and the wake-up graph must end
+# in the waker.
 . "$(dirname "$0")/lib.sh"
 need_root
 [ -r /sys/kernel/btf/vmlinux ] || skip_all "no BTF (/sys/kernel/btf/vmlinux)"
@@ -41,6 +42,34 @@ like "$text" "read +[0-9]+ pipe \[[0-9]+\] +TASK ping $ping" "text names the wak
 like "$text" "Syscall +Count +Sum \(ms\) +Min \(ms\) +Max \(ms\) +Mean \(ms\) +Stddev \(ms\)" \
 	"per-syscall summary"
 check "--comm filters the other thread out" sh -c "! printf '%s' \"\$1\" | grep -q 'task ping'" - "$text"
+
+# --stacks: pong blocks in read() called from pong(), and is woken by ping's write() from
+# main() through the kernel's pipe write path.
+"$SRVSCOPE" blocking --format=json --stacks --tid "$pong" "$f" >"$TMP/s.json"
+ok $? "blocking --stacks --format=json"
+python3 - "$TMP/s.json" <<'PY'
+import sys, json
+blocks = [b for t in json.load(open(sys.argv[1]))["tasks"] for b in t["blocks"] if b["syscall"] == "read"]
+def user(st): return [f["symbol"] for f in st if not f["kernel"]]
+def kernel(st): return [f["symbol"] for f in st if f["kernel"]]
+def follows(names, seq):
+    return any(names[i:i + len(seq)] == seq for i in range(len(names)))
+right = [b for b in blocks
+         if follows(user(b["stack"]), ["read", "pong", "start_thread"])
+         and any("pipe_read" in k for k in kernel(b["stack"]))
+         and follows(user(b["waker_stack"]), ["write", "main"])
+         and any("pipe_write" in k for k in kernel(b["waker_stack"]))]
+print("# %d of %d reads: read <- pong <- start_thread, woken by write <- main via pipe_write" % (len(right), len(blocks)))
+if blocks and len(right) < len(blocks):
+    b = next(b for b in blocks if b not in right)
+    print("# e.g. stack %s / waker %s" % ([f["symbol"] for f in b["stack"]], [f["symbol"] for f in b["waker_stack"]]))
+sys.exit(0 if len(blocks) >= 150 and len(right) >= 0.95 * len(blocks) else 1)
+PY
+ok $? "each read's stack is pong's, and its waker's stack is ping's write from main"
+text=$("$SRVSCOPE" blocking --stacks --tid "$pong" --min-ms 0.1 "$f")
+like "$text" "blocked at:" "text --stacks: where it blocked"
+like "$text" "woken from:" "text --stacks: the waker's stack"
+like "$text" "#[0-9]+ +main$" "text --stacks: user frames named"
 
 wake=$("$SRVSCOPE" flame "$f" --kind=wake --tid "$pong")
 like "$wake" "^pong;.*;--;.*;ping [0-9]+$" "the wake-up graph of pong ends in ping"
