@@ -95,6 +95,10 @@ if [ "$status" -eq 0 ]; then
 	head -10 "$tmp/blocking.txt"
 	echo "    ..."
 	sed -n '/^  Syscall /,$p' "$tmp/blocking.txt"
+	# A worker's longer waits, with where it blocked and who woke it.
+	run_scope blocking "$tmp/demo.trace" --comm worker-1 --min-ms 2 --stacks >"$tmp/stacks.txt"
+	head -31 "$tmp/stacks.txt"
+	echo "    ..."
 	run_scope sched "$tmp/demo.trace" >"$tmp/sched.txt"
 	head -12 "$tmp/sched.txt"
 	# Off-CPU time by stack, heaviest first: user frames (unwound with DWARF CFI) then
