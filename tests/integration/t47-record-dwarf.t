@@ -39,6 +39,15 @@ for lang in c cxx; do
 	done
 done
 
+# The static binary (BPF, libunwind and libelf inside) records the same stacks.
+if [ -z "${SRVSCOPE_NO_STATIC:-}" ]; then
+	"${SRVSCOPE}-static" record -d 0.6 -o "$TMP/static.trace" -- "$FIXTURES/stackfix-c-O2" >/dev/null 2>&1
+	ok $? "the static binary records c-O2"
+	"${SRVSCOPE}-static" flame "$TMP/static.trace" --kind=off >"$TMP/static.folded"
+	run_checker "$TOP/tests/fixtures/stackfix-c.expect" "$TMP/static.folded" $((_n + 1)) 300000 \
+		"static c-O2 off: " $blocked
+fi
+
 # Threads blocked before the recording starts (and all through it) have their stacks from a
 # snapshot the recorder takes with the BPF task iterator as it starts (-p).
 start_fixture "$FIXTURES/stackfix-cxx-O2" || ok 1 "start stackfix-cxx-O2"
