@@ -1,7 +1,7 @@
 /* 'srvscope record': loads record.bpf.c, marks the target processes, launches the command,
  * drains the ring buffer into the trace file (flushed every second, so a killed recording
- * stays readable), captures maps and fd descriptions while the processes live, and reports
- * lost events at the end. */
+ * stays readable), unwinds user stack dumps, has procs.c capture maps and fd descriptions
+ * while the processes live, and reports lost events at the end. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +24,7 @@
 #include "proc/maps.h"
 #include "proc/task.h"
 #include "record/procinfo.h"
+#include "record/procs.h"
 #include "record/record.h"
 #include "record/ustack.h"
 #include "record.skel.h"
@@ -41,10 +42,8 @@
  * copy into the page cache costs half what it did with 4 MB batches (measured). */
 #define FLUSH_EVENTS 2048
 /* Records handled between two readings of the clock. */
-#define CLOCK_EVERY   256
-#define PROGRESS_NS   500000000ull
-#define FD_RECHECK_NS 1000000000ull
-#define YOUNG_NS      2000000000ull /* a process just started or exec'd: maps still change */
+#define CLOCK_EVERY 256
+#define PROGRESS_NS 500000000ull
 
 static volatile sig_atomic_t stop_signal;
 
@@ -52,20 +51,6 @@ static void on_stop(int sig)
 {
 	stop_signal = sig;
 }
-
-struct pidinfo {
-	pid_t pid;
-	bool dead;
-	uint64_t born_ns, next_check_ns;
-	uint64_t forced_ns; /* when an unwind last made us read the maps out of turn */
-	struct proc_maps *maps;
-	struct unwinder *unw; /* --call-graph=dwarf */
-};
-
-struct fdinfo {
-	uint64_t checked_ns;
-	char *desc;
-};
 
 struct recorder {
 	const struct record_opts *o;
@@ -81,12 +66,7 @@ struct recorder {
 
 	struct u64map stacks_seen;
 	struct ustacks ustacks; /* --call-graph=dwarf */
-	struct u64map pid_idx;
-	struct pidinfo *pids;
-	size_t nr_pids, cap_pids, last_pid; /* last_pid: index of the last one seen, + 1 */
-	struct u64map fd_idx;
-	struct fdinfo *fds;
-	size_t nr_fds, cap_fds;
+	struct rec_procs procs;
 
 	pid_t child;
 	int child_status;
@@ -103,107 +83,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 static int libbpf_silent(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	return 0;
-}
-
-/* ---- what /proc says about the targets ---- */
-
-static void write_maps(struct recorder *r, struct pidinfo *pi, uint64_t now)
-{
-	char *ids = NULL;
-	size_t ids_len;
-
-	if (!pi->maps->text_len)
-		return;
-	ids_len = procinfo__build_ids(pi->pid, pi->maps, &ids);
-	if (trace_writer__maps(r->w, now, pi->pid, pi->maps->text, pi->maps->text_len, ids,
-			       ids_len) &&
-	    !r->err)
-		r->err = -errno;
-	free(ids);
-}
-
-/* Reads the maps of pid again when they changed: often while a process is young (the
- * dynamic loader is still mapping), then every second (or never again with -a). */
-static void check_maps(struct recorder *r, struct pidinfo *pi, uint64_t now)
-{
-	struct proc_maps *m;
-
-	if (pi->dead || now < pi->next_check_ns)
-		return;
-	if (now - pi->born_ns < 200000000ull)
-		pi->next_check_ns = now + POLL_MS * 1000000ull;
-	else if (now - pi->born_ns < YOUNG_NS)
-		pi->next_check_ns = now + 100000000ull;
-	else if (r->o->all)
-		pi->next_check_ns = UINT64_MAX;
-	else
-		pi->next_check_ns = now + FLUSH_NS;
-	if (pi->maps && !proc_maps__changed(pi->maps))
-		return;
-	m = proc_maps__read(pi->pid);
-	if (!m) {
-		pi->dead = true;
-		return;
-	}
-	proc_maps__delete(pi->maps);
-	pi->maps = m;
-	if (pi->unw)
-		unwinder__set_maps(pi->unw, m);
-	write_maps(r, pi, now);
-}
-
-/* Most records come from the process of the one before: that one is found without a
- * lookup. */
-static struct pidinfo *pid_seen(struct recorder *r, pid_t pid, uint64_t now)
-{
-	bool created;
-	uint64_t *slot;
-	struct pidinfo *pi;
-
-	if (r->last_pid && r->pids[r->last_pid - 1].pid == pid)
-		return &r->pids[r->last_pid - 1];
-	slot = u64map__slot(&r->pid_idx, pid, &created);
-	if (!created) {
-		r->last_pid = *slot + 1;
-		return &r->pids[*slot];
-	}
-	xgrow((void **)&r->pids, &r->cap_pids, r->nr_pids + 1, sizeof(*r->pids));
-	*slot = r->nr_pids;
-	r->last_pid = r->nr_pids + 1;
-	pi = &r->pids[r->nr_pids++];
-	memset(pi, 0, sizeof(*pi));
-	pi->pid = pid;
-	pi->born_ns = now;
-	check_maps(r, pi, now);
-	return pi;
-}
-
-static void describe_fd(struct recorder *r, uint64_t ts, pid_t pid, int fd, uint64_t now)
-{
-	uint64_t key = (uint64_t)(uint32_t)pid << 32 | (uint32_t)fd, idx;
-	bool created;
-	struct fdinfo *f;
-	char desc[256];
-
-	idx = *u64map__slot(&r->fd_idx, key, &created);
-	if (created) {
-		xgrow((void **)&r->fds, &r->cap_fds, r->nr_fds + 1, sizeof(*r->fds));
-		idx = r->nr_fds++;
-		u64map__put(&r->fd_idx, key, idx);
-		r->fds[idx].checked_ns = 0;
-		r->fds[idx].desc = NULL;
-	}
-	f = &r->fds[idx];
-	if (f->desc && now - f->checked_ns < FD_RECHECK_NS)
-		return;
-	f->checked_ns = now;
-	if (procinfo__describe_fd(pid, fd, desc, sizeof(desc)))
-		return;
-	if (f->desc && !strcmp(f->desc, desc))
-		return;
-	free(f->desc);
-	f->desc = xstrdup(desc);
-	trace_writer__add_fd(r->w, ts, pid, fd, desc);
 }
 
 /* ---- the ring buffer ---- */
@@ -234,29 +113,23 @@ static void write_stack(struct recorder *r, uint64_t id, bool user, const uint64
 static void on_dump(struct recorder *r, const struct rec_ustack_dump *d, size_t size)
 {
 	uint64_t now = record_now(r), ips[REC_MAX_FRAMES], id;
-	struct pidinfo *pi = pid_seen(r, d->pid, now);
+	struct rec_proc *p = rec_procs__seen(&r->procs, d->pid, now);
+	struct unwinder *u = rec_procs__unwinder(p);
 	unsigned int nr;
 	bool unknown;
 
-	if (!pi->maps)
+	if (!u)
 		return;
-	if (!pi->unw) {
-		pi->unw = unwinder__new(pi->pid, pi->maps);
-		if (!pi->unw)
-			return;
-		unwinder__set_live_memory(pi->unw, false);
-	}
-	nr = ustacks__unwind(&r->ustacks, pi->unw, pi->maps, d, size, ips, REC_MAX_FRAMES,
-			     &unknown);
+	nr = ustacks__unwind(&r->ustacks, u, p->maps, d, size, ips, REC_MAX_FRAMES, &unknown);
 	/* A frame in no known mapping: the process mapped something (dlopen) since its maps
 	 * were read. Read them now (not more than once per 10 ms) and unwind again. */
-	if (unknown && now - pi->forced_ns > 10000000ull) {
-		pi->forced_ns = now;
-		pi->next_check_ns = 0;
-		check_maps(r, pi, now);
-		if (pi->maps)
-			nr = ustacks__unwind(&r->ustacks, pi->unw, pi->maps, d, size, ips,
-					     REC_MAX_FRAMES, &unknown);
+	if (unknown) {
+		struct proc_maps *before = p->maps;
+
+		rec_procs__check_maps(&r->procs, p, now, true);
+		if (p->maps && p->maps != before)
+			nr = ustacks__unwind(&r->ustacks, u, p->maps, d, size, ips, REC_MAX_FRAMES,
+					     &unknown);
 	}
 	if (!nr)
 		return;
@@ -320,27 +193,27 @@ static int on_record(void *ctx, void *data, size_t size)
 		if (!(e->sw.flags & SWITCH_PREV_TARGET))
 			break;
 		now = record_now(r);
-		pid_seen(r, e->h.pid, now);
+		rec_procs__seen(&r->procs, e->h.pid, now);
 		if (e->h.aux && e->sw.fd >= 0 && syscall__has_fd(e->sw.syscall))
-			describe_fd(r, e->h.ts, e->h.pid, e->sw.fd, now);
+			rec_procs__describe_fd(&r->procs, e->h.ts, e->h.pid, e->sw.fd, now);
 		break;
 	case REC_EXEC: {
-		struct pidinfo *pi;
+		struct rec_proc *p;
 
 		now = now_ns();
 		r->now = now;
-		pi = pid_seen(r, e->h.pid, now);
-		pi->born_ns = now;
-		pi->dead = false;
-		pi->next_check_ns = 0;
-		check_maps(r, pi, now);
+		p = rec_procs__seen(&r->procs, e->h.pid, now);
+		p->born_ns = now;
+		p->dead = false;
+		p->next_check_ns = 0;
+		rec_procs__check_maps(&r->procs, p, now, false);
 		break;
 	}
 	case REC_FORK:
 	case REC_WAKING:
 	case REC_SAMPLE:
 		if (e->h.pid)
-			pid_seen(r, e->h.pid, record_now(r));
+			rec_procs__seen(&r->procs, e->h.pid, record_now(r));
 		break;
 	}
 	if (r->pending >= FLUSH_EVENTS) {
@@ -484,7 +357,7 @@ static void snapshot_process(struct recorder *r, pid_t pid, uint64_t ts,
 			e.state.fd =
 				syscall__has_fd(nr) && arg0 >= 0 && arg0 < 0x7fffffff ? arg0 : -1;
 			if (e.state.fd >= 0)
-				describe_fd(r, ts, pid, e.state.fd, now_ns());
+				rec_procs__describe_fd(&r->procs, ts, pid, e.state.fd, now_ns());
 			state_stacks(r, snap, tids[i], &e.state);
 		} else {
 			e.state.syscall = -1;
@@ -518,7 +391,7 @@ static void snapshot_targets(struct recorder *r)
 
 		snapshot_process(r, r->o->pids[i], ts, snap);
 		snapshot__delete(snap);
-		pid_seen(r, r->o->pids[i], ts);
+		rec_procs__seen(&r->procs, r->o->pids[i], ts);
 	}
 }
 
@@ -700,9 +573,8 @@ static void loop(struct recorder *r, uint64_t *lost)
 	uint64_t end = o->duration > 0 ? r->start_ns + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	uint64_t last_flush = r->start_ns, last_progress = r->start_ns, last_events = 0;
 	uint64_t last_alive = r->start_ns;
-	size_t i;
 
-	while (!stop_signal && !r->err) {
+	while (!stop_signal && !r->err && !r->procs.err) {
 		uint64_t now;
 		int err;
 
@@ -715,8 +587,7 @@ static void loop(struct recorder *r, uint64_t *lost)
 		}
 		ring_buffer__consume(r->rb);
 		now = now_ns();
-		for (i = 0; i < r->nr_pids; i++)
-			check_maps(r, &r->pids[i], now);
+		rec_procs__check_all(&r->procs, now);
 		if (now - last_flush >= FLUSH_NS) {
 			err = trace_writer__flush(r->w);
 			if (err && !r->err)
@@ -835,6 +706,7 @@ int record__run(const struct record_opts *o)
 	r.start_ns = now_ns();
 	fill_header(&hdr, &r);
 	r.w = trace_writer__open(o->output, &hdr);
+	rec_procs__init(&r.procs, r.w, o->all);
 	if (!r.w) {
 		err = -errno;
 		error("cannot create '%s': %s", o->output, strerror(errno));
@@ -885,14 +757,13 @@ int record__run(const struct record_opts *o)
 	r.now = 0;
 	ring_buffer__consume(r.rb);
 	end_ns = now_ns();
-	for (i = 0; i < r.nr_pids; i++)
-		check_maps(&r, &r.pids[i], UINT64_MAX - 1);
+	rec_procs__check_all(&r.procs, UINT64_MAX - 1);
 	write_lost(&r, lost);
 	events = trace_writer__events(r.w);
 	err = trace_writer__close(r.w, end_ns);
 	r.w = NULL;
 	if (!err)
-		err = r.err;
+		err = r.err ? r.err : r.procs.err;
 	if (err)
 		error("cannot write '%s': %s", o->output, strerror(-err));
 	else
@@ -914,18 +785,9 @@ out_destroy:
 	close_samplers(&r);
 	ring_buffer__free(r.rb);
 	record_bpf__destroy(r.skel);
-	for (i = 0; i < r.nr_pids; i++) {
-		unwinder__delete(r.pids[i].unw);
-		proc_maps__delete(r.pids[i].maps);
-	}
-	free(r.pids);
-	for (i = 0; i < r.nr_fds; i++)
-		free(r.fds[i].desc);
-	free(r.fds);
+	rec_procs__free(&r.procs);
 	u64map__free(&r.stacks_seen);
 	ustacks__free(&r.ustacks);
-	u64map__free(&r.pid_idx);
-	u64map__free(&r.fd_idx);
 	free(lost);
 	return err;
 }
