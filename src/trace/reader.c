@@ -22,7 +22,7 @@ _Static_assert(sizeof(struct rec) == REC_SIZE, "trace records are 64 bytes");
 _Static_assert(sizeof(struct trace_file_header) == 256, "the trace header is 256 bytes");
 _Static_assert(sizeof(struct trace_section) == 16, "section headers are 16 bytes");
 
-#define MAX_CPUS 8192
+#define MAX_CPUS	 8192
 #define MAX_STACK_FRAMES 1024
 #define MAX_UNCOMPRESSED (512ull << 20)
 /* How far an event may sit from its place in time order before a full sort is cheaper. */
@@ -42,7 +42,7 @@ struct priv {
 	size_t cap_stacks, cap_maps, cap_fds, cap_threads;
 	uint32_t cache_tid[256]; /* direct-mapped cache in front of thread_idx */
 	uint32_t cache_idx[256]; /* index + 1; 0: empty */
-	void **owned; /* decompressed sections */
+	void **owned;		 /* decompressed sections */
 	size_t nr_owned, cap_owned;
 };
 
@@ -75,7 +75,8 @@ static struct trace_thread *thread_of(struct trace *t, uint32_t tid, uint32_t pi
 	}
 	slot = u64map__slot(&p->thread_idx, tid, &created);
 	if (created) {
-		xgrow((void **)&t->threads, &p->cap_threads, t->nr_threads + 1, sizeof(*t->threads));
+		xgrow((void **)&t->threads, &p->cap_threads, t->nr_threads + 1,
+		      sizeof(*t->threads));
 		*slot = t->nr_threads;
 		th = &t->threads[t->nr_threads++];
 		memset(th, 0, sizeof(*th));
@@ -148,7 +149,8 @@ static int parse_fds(struct trace *t, const char *p, size_t size, uint64_t off, 
 		struct trace_fd *f;
 
 		if (size - pos < sizeof(h))
-			return fail(err, errlen, "fd entry cut short at offset %" PRIu64, off + pos);
+			return fail(err, errlen, "fd entry cut short at offset %" PRIu64,
+				    off + pos);
 		memcpy(&h, p + pos, sizeof(h));
 		if (h.len > size - pos - sizeof(h))
 			return fail(err, errlen, "fd entry of %u bytes at offset %" PRIu64, h.len,
@@ -165,17 +167,18 @@ static int parse_fds(struct trace *t, const char *p, size_t size, uint64_t off, 
 	return 0;
 }
 
-static int parse_section(struct trace *t, uint16_t type, const char *p, size_t size,
-			 uint64_t off, char *err, size_t errlen)
+static int parse_section(struct trace *t, uint16_t type, const char *p, size_t size, uint64_t off,
+			 char *err, size_t errlen)
 {
 	struct priv *pr = t->priv;
 
 	switch (type) {
 	case SEC_EVENTS:
 		if (size % REC_SIZE)
-			return fail(err, errlen,
-				    "event section of %zu bytes (not whole records) at offset %" PRIu64,
-				    size, off);
+			return fail(
+				err, errlen,
+				"event section of %zu bytes (not whole records) at offset %" PRIu64,
+				size, off);
 		xgrow((void **)&pr->runs, &pr->cap_runs, pr->nr_runs + 1, sizeof(*pr->runs));
 		pr->runs[pr->nr_runs].r = (const struct rec *)p;
 		pr->runs[pr->nr_runs++].n = size / REC_SIZE;
@@ -412,9 +415,10 @@ static int parse(struct trace *t, const char *buf, size_t len, char *err, size_t
 	if (memcmp(t->hdr.magic, TRACE_MAGIC, 8))
 		return fail(err, errlen, "not a srvscope trace file: bad magic at offset 0");
 	if (t->hdr.version != TRACE_VERSION)
-		return fail(err, errlen,
-			    "trace file version %u is not supported (this srvscope reads version %d)",
-			    t->hdr.version, TRACE_VERSION);
+		return fail(
+			err, errlen,
+			"trace file version %u is not supported (this srvscope reads version %d)",
+			t->hdr.version, TRACE_VERSION);
 	if (t->hdr.header_size < sizeof(t->hdr) || t->hdr.header_size % 8 ||
 	    t->hdr.header_size > len)
 		return fail(err, errlen, "corrupt header: header size %u at offset 8",
@@ -550,7 +554,8 @@ struct trace *trace__open_report(const char *path)
 			" (the recording was killed?): reading what precedes it",
 			path, t->truncated_at);
 	else if (!t->ended)
-		warning("'%s' has no end section (the recording was killed?): reading what is there",
+		warning("'%s' has no end section (the recording was killed?): reading what is "
+			"there",
 			path);
 	if (trace__lost_events(t))
 		warning("%s", trace__lost_summary(t, lost, sizeof(lost)));
@@ -604,8 +609,8 @@ const struct trace_thread *trace__thread(const struct trace *t, uint32_t tid)
 	return &t->threads[i];
 }
 
-bool trace__task_match(const struct trace *t, long want_pid, long want_tid,
-		       const char *want_comm, uint32_t pid, uint32_t tid)
+bool trace__task_match(const struct trace *t, long want_pid, long want_tid, const char *want_comm,
+		       uint32_t pid, uint32_t tid)
 {
 	const struct trace_thread *th;
 
@@ -660,6 +665,20 @@ const struct trace_maps *trace__maps(const struct trace *t, uint32_t pid, uint64
 	return best;
 }
 
+const struct trace_maps *trace__maps_after(const struct trace *t, uint32_t pid, uint64_t ts)
+{
+	const struct trace_maps *best = NULL;
+	size_t i;
+
+	for (i = 0; i < t->nr_maps; i++) {
+		const struct trace_maps *m = &t->maps[i];
+
+		if (m->pid == pid && m->ts > ts && (!best || m->ts < best->ts))
+			best = m;
+	}
+	return best;
+}
+
 uint64_t trace__lost_events(const struct trace *t)
 {
 	return t->lost_by_reason[LOST_RINGBUF] + t->lost_by_reason[LOST_STACK_RINGBUF];
@@ -667,7 +686,7 @@ uint64_t trace__lost_events(const struct trace *t)
 
 const char *trace_lost__format(const uint64_t *lost, uint32_t nr_cpus, char *buf, size_t size)
 {
-	uint64_t by_reason[LOST_REASONS] = { 0 };
+	uint64_t by_reason[LOST_REASONS] = {0};
 	const char *sep = " (";
 	size_t n;
 	uint32_t cpu, r;

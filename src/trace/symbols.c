@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "proc/maps.h"
 #include "symbol/dso.h"
@@ -110,9 +111,9 @@ static void check_build_ids(struct trace_symbols *s, const struct trace_maps *tm
 	}
 }
 
-static struct snap *snap_for(struct trace_symbols *s, uint32_t pid, uint64_t ts, size_t *idx)
+static struct snap *snap_of(struct trace_symbols *s, const struct trace_maps *tm, uint32_t pid,
+			    size_t *idx)
 {
-	const struct trace_maps *tm = trace__maps(s->t, pid, ts);
 	struct snap *sn;
 
 	if (!tm)
@@ -128,6 +129,19 @@ static struct snap *snap_for(struct trace_symbols *s, uint32_t pid, uint64_t ts,
 		}
 	}
 	return sn->sym ? sn : NULL;
+}
+
+static struct snap *snap_for(struct trace_symbols *s, uint32_t pid, uint64_t ts, size_t *idx)
+{
+	return snap_of(s, trace__maps(s->t, pid, ts), pid, idx);
+}
+
+/* Whether the maps of sn had code at addr. */
+static bool executable(const struct snap *sn, uint64_t addr)
+{
+	const struct map_entry *m = proc_maps__find(sn->maps, addr);
+
+	return m && (m->prot & PROT_EXEC);
 }
 
 static const char *intern(struct trace_symbols *s, uint64_t snap, uint64_t addr, const char *name)
@@ -182,6 +196,16 @@ const char *trace_symbols__user(struct trace_symbols *s, uint32_t pid, uint64_t 
 	if (name)
 		return name;
 	symbolizer__resolve(sn->sym, addr, &r);
+	if (!executable(sn, addr)) {
+		/* Code ran there, so it was mapped after these maps were read (a dlopen
+		 * between two readings): the next reading of the process's maps has it. */
+		const struct trace_maps *tm = trace__maps_after(s->t, pid, s->t->maps[idx].ts);
+		size_t next;
+		struct snap *nsn = snap_of(s, tm, pid, &next);
+
+		if (nsn && executable(nsn, addr))
+			symbolizer__resolve(nsn->sym, addr, &r);
+	}
 	if (r.symbol) {
 		name = r.symbol;
 	} else if (r.module && strcmp(r.module, "[unknown]")) {

@@ -12,8 +12,8 @@
 
 #include "bpf/record.h"
 
-#define TRACE_MAGIC "SRVSCTRC"
-#define TRACE_VERSION 1
+#define TRACE_MAGIC	    "SRVSCTRC"
+#define TRACE_VERSION	    1
 #define TRACE_SECTION_MAGIC 0x4b434853u /* "SHCK" little-endian */
 
 struct trace_file_header {
@@ -33,9 +33,9 @@ struct trace_file_header {
 	uint32_t reserved[15];
 };
 #define TRACE_F_SYSTEM_WIDE (1u << 0)
-#define TRACE_F_STACKS (1u << 1)
-#define TRACE_F_SYSCALLS (1u << 2) /* every syscall of the targets has a record */
-#define TRACE_F_ON_CPU (1u << 3)
+#define TRACE_F_STACKS	    (1u << 1)
+#define TRACE_F_SYSCALLS    (1u << 2) /* every syscall of the targets has a record */
+#define TRACE_F_ON_CPU	    (1u << 3)
 
 enum trace_section_type {
 	SEC_EVENTS = 1,	  /* struct rec[] */
@@ -153,7 +153,7 @@ struct trace {
 	const char *kallsyms, *info;
 	size_t kallsyms_len, info_len;
 	uint32_t lost_cpus;
-	uint64_t *lost;		 /* [cpu * LOST_REASONS + reason] */
+	uint64_t *lost; /* [cpu * LOST_REASONS + reason] */
 	uint64_t lost_by_reason[LOST_REASONS];
 
 	struct trace_stack *stacks;
@@ -184,13 +184,15 @@ const struct trace_stack *trace__stack(const struct trace *t, uint64_t id);
 const struct trace_thread *trace__thread(const struct trace *t, uint32_t tid);
 /* Whether thread tid of process pid passes the reports' --pid/--tid/--comm filters
  * (0 or NULL: any); the name compared is the thread's last known name. */
-bool trace__task_match(const struct trace *t, long want_pid, long want_tid,
-		       const char *want_comm, uint32_t pid, uint32_t tid);
+bool trace__task_match(const struct trace *t, long want_pid, long want_tid, const char *want_comm,
+		       uint32_t pid, uint32_t tid);
 /* What fd of pid was at time ts (the description observed last before ts, else the first
  * one), NULL when never described. The string is valid until the next call. */
 const char *trace__fd_desc(const struct trace *t, uint32_t pid, int32_t fd, uint64_t ts);
 /* The maps of pid in force at ts (the last captured before ts, else the first). */
 const struct trace_maps *trace__maps(const struct trace *t, uint32_t pid, uint64_t ts);
+/* The first maps of pid written after ts, or NULL. */
+const struct trace_maps *trace__maps_after(const struct trace *t, uint32_t pid, uint64_t ts);
 /* Events plus stacks lost while recording. */
 uint64_t trace__lost_events(const struct trace *t);
 /* A one-line description of what was lost, per reason and CPU, into buf. */

@@ -60,6 +60,23 @@ run_checker "$TOP/tests/fixtures/stackfix-cxx.expect" "$TMP/p.folded" $((_n + 1)
 kill -KILL "$FPID"
 wait "$FPID" 2>/dev/null
 
+# A library loaded while recording, after the process's maps were last read: its frames
+# fall outside every known mapping, the recorder reads the maps again and unwinds anew.
+start_fixture "$FIXTURES/dlopener" || ok 1 "start dlopener"
+"$SRVSCOPE" record -p "$FPID" -d 2.5 -o "$TMP/dl.trace" >/dev/null 2>"$TMP/err" &
+rec=$!
+sleep 1.2
+kill -USR1 "$FPID"
+sleep 0.4
+kill -USR2 "$FPID"
+wait $rec
+ok $? "record -p while the process loads and unloads a library"
+"$SRVSCOPE" flame "$TMP/dl.trace" --kind=off --comm dl-lib >"$TMP/dl.folded"
+like "$(cat "$TMP/dl.folded")" "^dl-lib;clone3;start_thread;lib_thread;lib_outer;lib_inner;read;" \
+	"the library's thread is unwound through the library loaded mid-recording"
+kill -KILL "$FPID"
+wait "$FPID" 2>/dev/null
+
 # Frame pointers alone lose the -O2 build's chains (the contrast that makes dwarf the default).
 f="$TMP/fp.trace"
 "$SRVSCOPE" record -d 0.5 --call-graph=fp -o "$f" -- "$FIXTURES/stackfix-c-O2" >/dev/null 2>&1

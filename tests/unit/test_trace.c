@@ -31,9 +31,9 @@ static void write_sample(struct tb *b)
 	static const char ks[] = "ffffffff81000000 T _stext\nffffffff81000100 T do_nanosleep\n";
 	static const char maps1[] = "1000-2000 r-xp 00000000 08:01 7 /bin/a\n";
 	static const char maps2[] = "1000-3000 r-xp 00000000 08:01 7 /bin/b\n";
-	uint64_t ips[3] = { 0x10, 0x20, 0x30 };
+	uint64_t ips[3] = {0x10, 0x20, 0x30};
 	uint64_t lost[1 + 2 * LOST_REASONS];
-	uint32_t h[2] = { 2, LOST_REASONS };
+	uint32_t h[2] = {2, LOST_REASONS};
 
 	tb_open(b);
 	trace_writer__section(b->w, SEC_INFO, "srvscope=record\n", 16);
@@ -95,6 +95,10 @@ static void round_trip(void)
 	   "maps in force at a time, with build-ids");
 	m = trace__maps(t, 7, 6000);
 	ok(m && strstr(m->text, "/bin/b"), "later maps");
+	m = trace__maps_after(t, 7, 1000);
+	ok(m && m->ts == 5000, "the maps read next after a time");
+	ok(!trace__maps_after(t, 7, 5000) && !trace__maps_after(t, 8, 0),
+	   "none after the last, none of another process");
 	ok(t->kallsyms_len > 20 && !memcmp(t->kallsyms, "ffffffff81000000 T _stext", 25),
 	   "kallsyms (compressed) read back");
 	ok(t->info_len == 16 && !memcmp(t->info, "srvscope=record\n", 16), "info section");
