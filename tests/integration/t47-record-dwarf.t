@@ -41,7 +41,7 @@ done
 
 # The static binary (BPF, libunwind and libelf inside) records the same stacks.
 if [ -z "${SRVSCOPE_NO_STATIC:-}" ]; then
-	"${SRVSCOPE}-static" record -d 0.6 -o "$TMP/static.trace" -- "$FIXTURES/stackfix-c-O2" >/dev/null 2>&1
+	"${SRVSCOPE}-static" record -d 1 -o "$TMP/static.trace" -- "$FIXTURES/stackfix-c-O2" >/dev/null 2>&1
 	ok $? "the static binary records c-O2"
 	"${SRVSCOPE}-static" flame "$TMP/static.trace" --kind=off >"$TMP/static.folded"
 	run_checker "$TOP/tests/fixtures/stackfix-c.expect" "$TMP/static.folded" $((_n + 1)) 300000 \
@@ -51,7 +51,7 @@ fi
 # Threads blocked before the recording starts (and all through it) have their stacks from a
 # snapshot the recorder takes with the BPF task iterator as it starts (-p).
 start_fixture "$FIXTURES/stackfix-cxx-O2" || ok 1 "start stackfix-cxx-O2"
-"$SRVSCOPE" record -p "$FPID" -d 0.6 -o "$TMP/p.trace" >/dev/null 2>"$TMP/err"
+"$SRVSCOPE" record -p "$FPID" -d 1 -o "$TMP/p.trace" >/dev/null 2>"$TMP/err"
 ok $? "record -p of a process whose threads are already blocked"
 like "$(states_of "$FPID")" '^[SR]+$' "the fixture still runs, nothing stopped"
 "$SRVSCOPE" flame "$TMP/p.trace" --kind=off >"$TMP/p.folded"
