@@ -1,6 +1,7 @@
 /* User stack dumps unwound while recording (--call-graph=dwarf). */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/user.h>
 
 #include "bpf/record.h"
@@ -30,7 +31,7 @@ unsigned int ustacks__unwind(struct ustacks *us, struct unwinder *u, const struc
 			     unsigned int max, bool *unknown_map)
 {
 	struct thread_sample *t = us->t;
-	unsigned int nr;
+	unsigned int nr, i;
 
 	*unknown_map = false;
 	if (size < REC_DUMP_HDR || d->len > size - REC_DUMP_HDR || d->nr_regs != REC_DUMP_REGS)
@@ -52,7 +53,13 @@ unsigned int ustacks__unwind(struct ustacks *us, struct unwinder *u, const struc
 	t->stack_data = NULL;
 	nr = t->nr_ips < max ? t->nr_ips : max;
 	memcpy(ips, t->ips, nr * sizeof(*ips));
-	*unknown_map = !proc_maps__find(maps, ips[nr - 1]);
+	/* libunwind walks frame pointers where it finds no unwind table, so frames in an
+	 * object mapped since the maps were read can be anywhere in the stack. */
+	for (i = 0; i < nr && !*unknown_map; i++) {
+		const struct map_entry *m = proc_maps__find(maps, ips[i]);
+
+		*unknown_map = !m || !(m->prot & PROT_EXEC);
+	}
 	return nr;
 }
 

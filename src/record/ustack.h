@@ -30,7 +30,7 @@ void ustacks__free(struct ustacks *us);
 
 /* Unwinds the dump (size bytes as received) with the process's unwinder (over maps) into
  * ips (innermost first, at most max). Returns the number of frames, 0 when the dump is
- * malformed. *unknown_map is set when the last frame is outside every mapping in maps
+ * malformed. *unknown_map is set when a frame is outside every executable mapping in maps
  * (the process mapped something since they were read: read them and unwind again). */
 unsigned int ustacks__unwind(struct ustacks *us, struct unwinder *u, const struct proc_maps *maps,
 			     const struct rec_ustack_dump *d, size_t size, uint64_t *ips,

@@ -6,10 +6,10 @@ functions. For every thread name given on the command line, the heaviest folded 
 that name must hold, in its user frames (those before the first _[k] frame), exactly that
 chain, contiguous; before it the thread's start (start_thread, or __libc_start_main for the
 main thread), after it at least one frame (the libc function that blocks); no unnamed
-frame. Its weight must be at least MIN per thread of that name. With --on-cpu (on-CPU
+frame. At least SHARE % of that name's weight must be in lines holding the chain. With --on-cpu (on-CPU
 samples of a spinning thread) nothing needs to be below the chain. Prints TAP lines (no
 plan), then "# next N", and exits 1 on any failure.
-Usage: expect_folded.py [--on-cpu] EXPECT FOLDED FIRST MIN PREFIX NAME...
+Usage: expect_folded.py [--on-cpu] EXPECT FOLDED FIRST SHARE PREFIX NAME...
 """
 import sys
 
@@ -66,8 +66,18 @@ def main():
                "user frames: " + shown)
         bad = [f for f in user if f.startswith("[") or "+0x" in f]
         ok(not bad, "%s: every frame named" % name, "unnamed: %s" % bad)
-        ok(weight >= count * int(minimum), "%s: weight %d, at least %d per thread x %d" %
-           (name, weight, int(minimum), count))
+        def has_chain(fr):
+            u = []
+            for f in fr:
+                if f.endswith("_[k]"):
+                    break
+                u.append(f)
+            return any(u[i:i + len(chain)] == chain for i in range(len(u)))
+        total = sum(l[2] for l in mine)
+        with_chain = sum(l[2] for l in mine if has_chain(l[1]))
+        ok(with_chain > 0 and with_chain * 100 >= total * int(minimum),
+           "%s: %d of its weight %d (at least %s %%) in stacks with the chain" %
+           (name, with_chain, total, minimum))
     print("# next %d" % n)
     sys.exit(1 if failed else 0)
 
