@@ -3,6 +3,7 @@
  * with the target running. If srvscope dies at any moment, the kernel detaches seized
  * threads and they resume: nothing is left stopped or traced. */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,6 +226,11 @@ static int sample_one(pid_t pid, pid_t tid, const struct stacks_opts *opts, stru
 	take_regs(tid, t, opts->stack_size);
 	ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
 	t->stall_ns = now_ns() - t0;
+	/* The released thread is runnable until it is back in its syscall; on our CPU it
+	 * would wait for us to be preempted (up to a scheduler slice, milliseconds: seen
+	 * here as the rare long stalls). Let it go first; with nothing else runnable here
+	 * this returns at once. */
+	sched_yield();
 	return 0;
 
 out_drop:
