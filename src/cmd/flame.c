@@ -1,5 +1,6 @@
-/* srvscope flame: folded stacks or an SVG flame graph from a trace file: off-CPU time by
- * the blocked thread's stack, wake-up time joined to the waker's stack, or on-CPU samples. */
+/* srvscope flame: folded stacks, an SVG flame graph or a speedscope document from a trace
+ * file: off-CPU time by the blocked thread's stack, wake-up time joined to the waker's
+ * stack, or on-CPU samples. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,13 +9,14 @@
 #include "analysis/flame.h"
 #include "cmd/cmd.h"
 #include "output/flamegraph.h"
+#include "output/speedscope.h"
 #include "trace/report_cmdline.h"
 #include "trace/symbols.h"
 #include "trace/trace.h"
 #include "util/util.h"
 
 static const char usage_text[] =
-	"usage: srvscope flame FILE --kind=off|wake|on [--format=folded|svg]\n"
+	"usage: srvscope flame FILE --kind=off|wake|on [--format=folded|svg|speedscope]\n"
 	"                       [--pid P] [--tid T] [--comm NAME] [--title TEXT]\n"
 	"\n"
 	"  -k, --kind KIND    off: blocked time (us) by the blocked thread's stack\n"
@@ -22,7 +24,8 @@ static const char usage_text[] =
 	"                           waker's stack (innermost first) and its name\n"
 	"                     on: on-CPU samples (record with --on-cpu)\n"
 	"  -f, --format FMT   folded (default: 'thread;outer;...;inner COUNT', kernel\n"
-	"                     frames suffixed _[k]) or svg (interactive flame graph)\n"
+	"                     frames suffixed _[k]), svg (interactive flame graph) or\n"
+	"                     speedscope (JSON for speedscope.app: a profile per thread)\n"
 	"  -p, --pid P        only the threads of process P\n"
 	"  -t, --tid T        only thread T\n"
 	"  -c, --comm NAME    only threads named NAME\n"
@@ -38,26 +41,46 @@ static const char *name_kernel(void *ctx, uint64_t addr)
 	return trace_symbols__kernel(ctx, addr);
 }
 
+static struct flamegraph_entry *entries(const struct flame *fl)
+{
+	struct flamegraph_entry *e = xcalloc(fl->nr + 1, sizeof(*e));
+	size_t i;
+
+	for (i = 0; i < fl->nr; i++) {
+		e[i].stack = fl->lines[i].stack;
+		e[i].weight = fl->lines[i].weight;
+	}
+	return e;
+}
+
+static int write_speedscope(const struct flame *fl, enum flame_kind kind, const char *name)
+{
+	struct flamegraph_entry *e = entries(fl);
+	struct speedscope_opts o = {
+		.name = name,
+		.unit = kind == FLAME_ON ? "none" : "microseconds",
+	};
+	int err = speedscope__write(stdout, e, fl->nr, &o);
+
+	free(e);
+	return err;
+}
+
 static int write_svg(const struct trace *t, const struct flame *fl, enum flame_kind kind,
 		     const char *title)
 {
 	static const char *const titles[] = {"Off-CPU time", "Wake-up time", "On-CPU samples"};
-	struct flamegraph_entry *e = xcalloc(fl->nr + 1, sizeof(*e));
+	struct flamegraph_entry *e = entries(fl);
 	struct flamegraph_opts o = {
 		.title = title ? title : titles[kind],
 		.unit = kind == FLAME_ON ? "samples" : "us",
 	};
 	char sub[256], lost[256];
-	size_t i;
 	int err;
 
 	snprintf(sub, sizeof(sub), "%s, %s, %.3f s; %s", t->hdr.host, t->hdr.kernel,
 		 (t->end_ns - t->first_ns) / 1e9, trace__lost_summary(t, lost, sizeof(lost)));
 	o.subtitle = sub;
-	for (i = 0; i < fl->nr; i++) {
-		e[i].stack = fl->lines[i].stack;
-		e[i].weight = fl->lines[i].weight;
-	}
 	err = flamegraph__write_svg(stdout, e, fl->nr, &o);
 	free(e);
 	return err;
@@ -85,6 +108,7 @@ int cmd_flame(int argc, char **argv)
 	int c, err = 0;
 
 	report_cmdline__init(&rc, "flame", usage_text, "folded", "svg");
+	report_cmdline__add_format(&rc, "speedscope");
 	report_cmdline__filters(&rc, &f.pid, &f.tid, &f.comm);
 	while ((c = report_cmdline__next(&rc, argc, argv, "k:f:p:t:c:h", longopts)) > 0) {
 		switch (c) {
@@ -115,6 +139,8 @@ int cmd_flame(int argc, char **argv)
 	flame__build(t, kind, &f, &namer, &fl);
 	if (!strcmp(rc.format, "svg"))
 		err = write_svg(t, &fl, kind, title);
+	else if (!strcmp(rc.format, "speedscope"))
+		err = write_speedscope(&fl, kind, title ? title : argv[rc.first]);
 	else
 		for (i = 0; i < fl.nr; i++)
 			printf("%s %" PRIu64 "\n", fl.lines[i].stack, fl.lines[i].weight);

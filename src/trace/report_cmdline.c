@@ -15,7 +15,26 @@ void report_cmdline__init(struct report_cmdline *rc, const char *cmd, const char
 	rc->usage = usage;
 	rc->formats[0] = format;
 	rc->formats[1] = alt_format;
+	rc->nr_formats = 2;
 	rc->format = format;
+}
+
+void report_cmdline__add_format(struct report_cmdline *rc, const char *format)
+{
+	if (rc->nr_formats < ARRAY_SIZE(rc->formats))
+		rc->formats[rc->nr_formats++] = format;
+}
+
+/* "a or b", "a, b or c" */
+static const char *format_list(const struct report_cmdline *rc, char *buf, size_t size)
+{
+	size_t i, n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < rc->nr_formats && n < size; i++)
+		n += snprintf(buf + n, size - n, "%s%s",
+			      !i ? "" : (i + 1 == rc->nr_formats ? " or " : ", "), rc->formats[i]);
+	return buf;
 }
 
 void report_cmdline__filters(struct report_cmdline *rc, long *pid, long *tid, const char **comm)
@@ -37,15 +56,21 @@ static int take_option(struct report_cmdline *rc, int c, const char *arg)
 	case 'c':
 		*rc->comm = arg;
 		return 1;
-	case 'f':
-		/* As the commands always did: the default value does not undo the other one
+	case 'f': {
+		char buf[128];
+		size_t i;
+
+		/* As the commands always did: the default value does not undo another one
 		 * given earlier ("--format=json --format=text" is json). */
-		if (!strcmp(arg, rc->formats[1]))
-			rc->format = rc->formats[1];
-		else if (strcmp(arg, rc->formats[0]))
-			return error("invalid value '%s' for --format: expected %s or %s", arg,
-				     rc->formats[0], rc->formats[1]);
+		for (i = 0; i < rc->nr_formats && strcmp(arg, rc->formats[i]); i++)
+			;
+		if (i == rc->nr_formats)
+			return error("invalid value '%s' for --format: expected %s", arg,
+				     format_list(rc, buf, sizeof(buf)));
+		if (i)
+			rc->format = rc->formats[i];
 		return 1;
+	}
 	case '?':
 		fputs(rc->usage, stderr);
 		return -1;

@@ -23,17 +23,20 @@ struct trace;
 struct report_cmdline {
 	const char *cmd;	/* "sched": starts the "sched needs ..." errors */
 	const char *usage;	/* the usage text, for --help and after a usage error */
-	const char *formats[2]; /* the values --format takes, the default first */
-	const char *format;	/* formats[1] once --format named it, else formats[0] */
-	long *pid, *tid;	/* where --pid and --tid go, see report_cmdline__filters() */
-	const char **comm;	/* where --comm goes */
-	int first;		/* argv index of the first argument after the options */
-	int status;		/* the exit status when a call here returns an error */
+	const char *formats[4]; /* the values --format takes, the default first */
+	size_t nr_formats;
+	const char *format; /* the last other than the default that --format named, else it */
+	long *pid, *tid;    /* where --pid and --tid go, see report_cmdline__filters() */
+	const char **comm;  /* where --comm goes */
+	int first;	    /* argv index of the first argument after the options */
+	int status;	    /* the exit status when a call here returns an error */
 };
 
 /* Before parsing: the default format. The strings must outlive rc. */
 void report_cmdline__init(struct report_cmdline *rc, const char *cmd, const char *usage,
 			  const char *format, const char *alt_format);
+/* One more value --format takes (at most four in all). */
+void report_cmdline__add_format(struct report_cmdline *rc, const char *format);
 /* Where the values of --pid, --tid and --comm go (left alone when they are not given);
  * required before parsing when the command lists REPORT_CMDLINE_OPT_FILTERS. */
 void report_cmdline__filters(struct report_cmdline *rc, long *pid, long *tid, const char **comm);

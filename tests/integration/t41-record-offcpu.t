@@ -43,6 +43,36 @@ wake=$("$SRVSCOPE" flame "$f" --kind=wake --comm sleeper)
 like "$wake" ";sleep_seven;.*;--;.*hrtimer_wakeup_\[k\].*;\[timer hrtimer_wakeup\] [0-9]+" \
 	"the wake-up graph joins the sleeper to the timer that woke it"
 
+# speedscope: the document follows speedscope's file format (sampled profiles), one profile
+# per thread, and carries the same weights as the folded output.
+"$SRVSCOPE" flame "$f" --kind=off --comm sleeper --format=speedscope >"$TMP/off.speedscope.json"
+ok $? "flame --format=speedscope"
+python3 - "$TMP/off.speedscope.json" "$TMP/off.folded" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+folded = [l.rsplit(" ", 1) for l in open(sys.argv[2]).read().splitlines()]
+assert d["$schema"] == "https://www.speedscope.app/file-format-schema.json"
+frames = d["shared"]["frames"]
+assert frames and all(isinstance(f["name"], str) and set(f) <= {"name", "file", "line", "col"} for f in frames)
+names = [p["name"] for p in d["profiles"]]
+assert names == sorted(set(l[0].split(";")[0] for l in folded)), names
+for p in d["profiles"]:
+    assert p["type"] == "sampled" and p["unit"] == "microseconds" and p["startValue"] == 0
+    assert len(p["samples"]) == len(p["weights"])
+    assert all(0 <= i < len(frames) for s in p["samples"] for i in s)
+    assert p["endValue"] == sum(p["weights"])
+sleeper = d["profiles"][names.index("sleeper")]
+def weight_with(fn):
+    return sum(w for s, w in zip(sleeper["samples"], sleeper["weights"]) if any(frames[i]["name"] == fn for i in s))
+want = {fn: sum(int(w) for st, w in folded if ";%s;" % fn in st) for fn in ("sleep_seven", "sleep_three")}
+got = {fn: weight_with(fn) for fn in want}
+print("# speedscope %s, folded %s" % (got, want))
+assert got == want and got["sleep_seven"] > 0
+kernel = [f for f in frames if f.get("file") == "[kernel]"]
+assert kernel and not any(f["name"].endswith("_[k]") for f in frames)
+PY
+ok $? "the speedscope document is well-formed and weighs the same as the folded stacks"
+
 "$SRVSCOPE" flame "$f" --kind=off --comm sleeper --format=svg --title "sleeper <off>" >"$TMP/off.svg"
 ok $? "flame --format=svg"
 python3 -c "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])" "$TMP/off.svg"
