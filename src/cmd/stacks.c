@@ -24,7 +24,7 @@ static const char usage_text[] =
 	"  -p, --pid PID         process to look at (required)\n"
 	"  -n, --samples COUNT   take COUNT samples and aggregate them (default 1)\n"
 	"  -i, --interval MS     milliseconds between samples (default 100)\n"
-	"  -f, --format FMT      text (default), raw (gdb style), folded, json\n"
+	"  -f, --format FMT      text (default), raw (gdb style), folded, json, speedscope\n"
 	"  -k, --kernel          add kernel frames below the user frames\n"
 	"      --mode MODE       auto (default: nostop when the kernel allows), ptrace, nostop\n"
 	"      --consistent      ptrace: freeze all threads together (reports the freeze time)\n"
@@ -34,12 +34,12 @@ static const char usage_text[] =
 int cmd_stacks(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "samples", required_argument, NULL, 'n' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "consistent", no_argument, NULL, 'C' },
+		{"samples", required_argument, NULL, 'n'},
+		{"interval", required_argument, NULL, 'i'},
+		{"format", required_argument, NULL, 'f'},
+		{"consistent", no_argument, NULL, 'C'},
 		STACKS_CMDLINE_LONGOPTS,
-		{ 0 },
+		{0},
 	};
 	struct stacks_cmdline cl;
 	struct stacks_session *session;
@@ -103,6 +103,12 @@ int cmd_stacks(int argc, char **argv)
 			output__folded(stdout, agg);
 		else if (fmt == OUTPUT_JSON)
 			output__json(stdout, agg, false);
+		else if (fmt == OUTPUT_SPEEDSCOPE) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "srvscope stacks -p %d", (int)cl.pid);
+			output__speedscope(stdout, agg, name);
+		}
 		ret = 0;
 	}
 	stack_agg__delete(agg);

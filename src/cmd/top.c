@@ -30,7 +30,7 @@ static const char usage_text[] =
 	"  -i, --interval MS      milliseconds between refreshes (default 1000)\n"
 	"  -n, --iterations N     exit after N refreshes (default: run until q or a signal)\n"
 	"  -f, --format FMT       output when not on a terminal: raw (default), folded, json\n"
-	"                         (one JSON document per line), text\n"
+	"                         (one JSON document per line), speedscope (likewise), text\n"
 	"  -k, --kernel           show kernel frames (below the user frames)\n"
 	"      --mode MODE        auto (default: nostop when the kernel allows), ptrace, nostop\n"
 	"      --stack-size N     bytes of each thread's stack copied (default 16384)\n"
@@ -255,6 +255,8 @@ static int top__stream(struct top *tp)
 			stack_agg__sort(agg);
 			if (tp->fmt == OUTPUT_JSON)
 				output__json(stdout, agg, true);
+			else if (tp->fmt == OUTPUT_SPEEDSCOPE)
+				output__speedscope(stdout, agg, "srvscope top");
 			else if (tp->fmt == OUTPUT_FOLDED)
 				output__folded(stdout, agg);
 			else
@@ -272,11 +274,11 @@ static int top__stream(struct top *tp)
 int cmd_top(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "interval", required_argument, NULL, 'i' },
-		{ "iterations", required_argument, NULL, 'n' },
-		{ "format", required_argument, NULL, 'f' },
+		{"interval", required_argument, NULL, 'i'},
+		{"iterations", required_argument, NULL, 'n'},
+		{"format", required_argument, NULL, 'f'},
 		STACKS_CMDLINE_LONGOPTS,
-		{ 0 },
+		{0},
 	};
 	struct top tp;
 	bool screen;

@@ -10,12 +10,12 @@
 #include "output/flamegraph.h"
 #include "util/util.h"
 
-#define FRAME_H 16
-#define TOP_PAD 56
+#define FRAME_H	   16
+#define TOP_PAD	   56
 #define BOTTOM_PAD 32
-#define SIDE_PAD 10
-#define FONT_W 6.6 /* average width of a 12 px character */
-#define MIN_PX 0.3 /* narrower frames are not drawn */
+#define SIDE_PAD   10
+#define FONT_W	   6.6 /* average width of a 12 px character */
+#define MIN_PX	   0.3 /* narrower frames are not drawn */
 
 struct node {
 	char *name;
@@ -130,11 +130,14 @@ static void colour(const char *name, bool waker, char *buf, size_t size)
 	if (!strcmp(name, "--"))
 		snprintf(buf, size, "rgb(160,160,160)");
 	else if (waker)
-		snprintf(buf, size, "rgb(%u,%u,%u)", 60 + h % 60, 120 + (h >> 8) % 80, 200 + (h >> 16) % 55);
+		snprintf(buf, size, "rgb(%u,%u,%u)", 60 + h % 60, 120 + (h >> 8) % 80,
+			 200 + (h >> 16) % 55);
 	else if (kernel)
-		snprintf(buf, size, "rgb(%u,%u,%u)", 230 + h % 25, 130 + (h >> 8) % 60, 30 + (h >> 16) % 30);
+		snprintf(buf, size, "rgb(%u,%u,%u)", 230 + h % 25, 130 + (h >> 8) % 60,
+			 30 + (h >> 16) % 30);
 	else
-		snprintf(buf, size, "rgb(%u,%u,%u)", 205 + h % 50, 60 + (h >> 8) % 130, 40 + (h >> 16) % 40);
+		snprintf(buf, size, "rgb(%u,%u,%u)", 205 + h % 50, 60 + (h >> 8) % 130,
+			 40 + (h >> 16) % 40);
 }
 
 struct layout {
@@ -160,7 +163,8 @@ static void emit(struct layout *l, const struct node *n, double x0, unsigned int
 	xml_escape(l->f, n->name, SIZE_MAX);
 	fprintf(l->f, " (%" PRIu64 " %s, %.2f%%)</title>", n->value, l->o->unit,
 		100.0 * n->value / l->total);
-	fprintf(l->f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"%s\" rx=\"2\"/>",
+	fprintf(l->f,
+		"<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"%s\" rx=\"2\"/>",
 		SIDE_PAD + x, y, px, FRAME_H - 1, fill);
 	chars = px > 3 * FONT_W ? (size_t)((px - 6) / FONT_W) : 0;
 	fprintf(l->f, "<text x=\"%.2f\" y=\"%.1f\">", SIDE_PAD + x + 3, y + FRAME_H - 4.5);
@@ -191,12 +195,15 @@ static const char script[] =
 	"    g.fd = parseInt(g.getAttribute('data-d'), 10);\n"
 	"    g.label = g.querySelector('title').textContent.replace(/ \\([^()]*\\)$/, '');\n"
 	"    g.addEventListener('click', function () { zoom(g); });\n"
-	"    g.addEventListener('mouseover', function () { status(g.querySelector('title').textContent); });\n"
+	"    g.addEventListener('mouseover', function () { "
+	"status(g.querySelector('title').textContent); });\n"
 	"    g.addEventListener('mouseout', function () { status(''); });\n"
 	"  });\n"
-	"  document.getElementById('reset').addEventListener('click', function () { zoom(null); });\n"
+	"  document.getElementById('reset').addEventListener('click', function () { zoom(null); "
+	"});\n"
 	"  document.getElementById('search').addEventListener('click', ask);\n"
-	"  document.getElementById('clear').addEventListener('click', function () { search(null); });\n"
+	"  document.getElementById('clear').addEventListener('click', function () { search(null); "
+	"});\n"
 	"  window.addEventListener('keydown', function (e) {\n"
 	"    if ((e.ctrlKey && e.key === 'f') || e.key === '/') { e.preventDefault(); ask(); }\n"
 	"    else if (e.key === 'Escape') { search(null); zoom(null); }\n"
@@ -204,18 +211,22 @@ static const char script[] =
 	"}\n"
 	"function status(s) { document.getElementById('status').textContent = s; }\n"
 	"function place(g, x, w) {\n"
-	"  var r = g.querySelector('rect'), t = g.querySelector('text'), n = Math.floor((w - 6) / CW);\n"
+	"  var r = g.querySelector('rect'), t = g.querySelector('text'), n = Math.floor((w - 6) / "
+	"CW);\n"
 	"  r.setAttribute('x', PAD + x); r.setAttribute('width', Math.max(w, 0));\n"
 	"  t.setAttribute('x', PAD + x + 3);\n"
-	"  t.textContent = w < 3 * CW ? '' : (g.label.length <= n ? g.label : g.label.substr(0, n - 2) + '..');\n"
+	"  t.textContent = w < 3 * CW ? '' : (g.label.length <= n ? g.label : g.label.substr(0, n "
+	"- 2) + '..');\n"
 	"}\n"
 	"function zoom(target) {\n"
 	"  zoomed = target;\n"
-	"  var zx = target ? target.fx : 0, zw = target ? target.fw : 1, zd = target ? target.fd : 0;\n"
+	"  var zx = target ? target.fx : 0, zw = target ? target.fw : 1, zd = target ? target.fd : "
+	"0;\n"
 	"  frames.forEach(function (g) {\n"
 	"    var inside = g.fx >= zx - 1e-12 && g.fx + g.fw <= zx + zw + 1e-12 && g.fd >= zd;\n"
 	"    var below = g.fd < zd && g.fx <= zx + 1e-12 && g.fx + g.fw >= zx + zw - 1e-12;\n"
-	"    if (inside) { g.style.display = ''; g.style.opacity = ''; place(g, (g.fx - zx) / zw * W, g.fw / zw * W); }\n"
+	"    if (inside) { g.style.display = ''; g.style.opacity = ''; place(g, (g.fx - zx) / zw * "
+	"W, g.fw / zw * W); }\n"
 	"    else if (below) { g.style.display = ''; g.style.opacity = '0.6'; place(g, 0, W); }\n"
 	"    else g.style.display = 'none';\n"
 	"  });\n"
@@ -227,7 +238,8 @@ static const char script[] =
 	"}\n"
 	"function search(re) {\n"
 	"  var rx = null, spans = [];\n"
-	"  if (re) { try { rx = new RegExp(re); } catch (e) { status('bad expression: ' + e.message); return; } }\n"
+	"  if (re) { try { rx = new RegExp(re); } catch (e) { status('bad expression: ' + "
+	"e.message); return; } }\n"
 	"  frames.forEach(function (g) {\n"
 	"    var r = g.querySelector('rect');\n"
 	"    if (r.orig === undefined) r.orig = r.getAttribute('fill');\n"
@@ -235,7 +247,8 @@ static const char script[] =
 	"    r.setAttribute('fill', hit ? 'rgb(230,0,230)' : r.orig);\n"
 	"    if (hit) spans.push([g.fx, g.fx + g.fw]);\n"
 	"  });\n"
-	"  /* The share matched: the union of the matching frames' spans, nested ones counted once. */\n"
+	"  /* The share matched: the union of the matching frames' spans, nested ones counted "
+	"once. */\n"
 	"  spans.sort(function (a, b) { return a[0] - b[0]; });\n"
 	"  var sum = 0, end = -1;\n"
 	"  spans.forEach(function (s) {\n"
@@ -251,7 +264,7 @@ int flamegraph__write_svg(FILE *f, const struct flamegraph_entry *e, size_t n,
 			  const struct flamegraph_opts *o)
 {
 	struct node *root = xcalloc(1, sizeof(*root));
-	struct layout l = { .f = f, .o = o };
+	struct layout l = {.f = f, .o = o};
 	unsigned int w = o->width ? o->width : 1200, d;
 
 	root->name = xstrdup("all");
@@ -263,9 +276,10 @@ int flamegraph__write_svg(FILE *f, const struct flamegraph_entry *e, size_t n,
 	l.width = w - 2 * SIDE_PAD;
 	l.height = TOP_PAD + (d + 1) * FRAME_H + BOTTOM_PAD;
 
-	fprintf(f, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
-		   "<svg version=\"1.1\" width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" "
-		   "onload=\"init(evt)\" xmlns=\"http://www.w3.org/2000/svg\">\n",
+	fprintf(f,
+		"<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" "
+		"onload=\"init(evt)\" xmlns=\"http://www.w3.org/2000/svg\">\n",
 		w, l.height, w, l.height);
 	fprintf(f, "<style>\n"
 		   "text { font-family: monospace; font-size: 12px; fill: #000; }\n"
@@ -277,7 +291,8 @@ int flamegraph__write_svg(FILE *f, const struct flamegraph_entry *e, size_t n,
 	fprintf(f, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n", script);
 	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" fill=\"#f8f8f4\"/>\n", w,
 		l.height);
-	fprintf(f, "<text x=\"%u\" y=\"22\" text-anchor=\"middle\" style=\"font-size:16px\">", w / 2);
+	fprintf(f, "<text x=\"%u\" y=\"22\" text-anchor=\"middle\" style=\"font-size:16px\">",
+		w / 2);
 	xml_escape(f, o->title ? o->title : "Flame graph", SIZE_MAX);
 	fputs("</text>\n", f);
 	if (o->subtitle) {
@@ -285,11 +300,17 @@ int flamegraph__write_svg(FILE *f, const struct flamegraph_entry *e, size_t n,
 		xml_escape(f, o->subtitle, SIZE_MAX);
 		fputs("</text>\n", f);
 	}
-	fprintf(f, "<text id=\"reset\" class=\"btn\" x=\"%d\" y=\"22\" style=\"opacity:0\">Reset zoom</text>\n",
+	fprintf(f,
+		"<text id=\"reset\" class=\"btn\" x=\"%d\" y=\"22\" style=\"opacity:0\">Reset "
+		"zoom</text>\n",
 		SIDE_PAD);
-	fprintf(f, "<text id=\"search\" class=\"btn\" x=\"%u\" y=\"22\" text-anchor=\"end\">Search</text>\n",
+	fprintf(f,
+		"<text id=\"search\" class=\"btn\" x=\"%u\" y=\"22\" "
+		"text-anchor=\"end\">Search</text>\n",
 		w - SIDE_PAD);
-	fprintf(f, "<text id=\"clear\" class=\"btn\" x=\"%u\" y=\"40\" text-anchor=\"end\" style=\"opacity:0\">Clear</text>\n",
+	fprintf(f,
+		"<text id=\"clear\" class=\"btn\" x=\"%u\" y=\"40\" text-anchor=\"end\" "
+		"style=\"opacity:0\">Clear</text>\n",
 		w - SIDE_PAD);
 	fprintf(f, "<text id=\"matched\" x=\"%u\" y=\"%u\" text-anchor=\"end\"></text>\n",
 		w - SIDE_PAD, l.height - 10);

@@ -14,6 +14,7 @@ int output__parse_format(const char *s, enum output_format *fmt)
 		{"raw", OUTPUT_RAW},
 		{"folded", OUTPUT_FOLDED},
 		{"json", OUTPUT_JSON},
+		{"speedscope", OUTPUT_SPEEDSCOPE},
 	};
 	size_t i;
 
@@ -23,5 +24,5 @@ int output__parse_format(const char *s, enum output_format *fmt)
 			return 0;
 		}
 	}
-	return error("unknown format '%s': use text, raw, folded or json", s);
+	return error("unknown format '%s': use text, raw, folded, json or speedscope", s);
 }

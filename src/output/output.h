@@ -1,6 +1,6 @@
 /* Writers of stack snapshots and aggregates, one module per format: text (grouped,
  * human), raw (gdb "thread apply all bt" blocks for pt-pmp scripts), folded (FlameGraph
- * input) and json (documented in docs/stacks-json.md). */
+ * input), json (documented in docs/stacks-json.md) and speedscope. */
 #ifndef SRVSCOPE_OUTPUT_OUTPUT_H
 #define SRVSCOPE_OUTPUT_OUTPUT_H
 
@@ -10,9 +10,10 @@
 struct stack_agg;
 struct snapshot;
 
-enum output_format { OUTPUT_TEXT, OUTPUT_RAW, OUTPUT_FOLDED, OUTPUT_JSON };
+enum output_format { OUTPUT_TEXT, OUTPUT_RAW, OUTPUT_FOLDED, OUTPUT_JSON, OUTPUT_SPEEDSCOPE };
 
-/* Parses "text", "raw", "folded", "json"; returns -1 after an error message otherwise. */
+/* Parses "text", "raw", "folded", "json", "speedscope"; returns -1 after an error message
+ * otherwise. */
 int output__parse_format(const char *s, enum output_format *fmt);
 
 void output__text(FILE *f, const struct stack_agg *agg);
@@ -23,5 +24,8 @@ void output__folded(FILE *f, const struct stack_agg *agg);
 /* One JSON document on one line (json_dumps compact) followed by '\n' when compact,
  * else indented. */
 void output__json(FILE *f, const struct stack_agg *agg, bool compact);
+/* The folded stacks as one speedscope document on one line (a profile per thread name,
+ * weights in thread-samples); name: the document's. */
+void output__speedscope(FILE *f, const struct stack_agg *agg, const char *name);
 
 #endif

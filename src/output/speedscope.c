@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/output.h"
 #include "output/speedscope.h"
 #include "trace/u64map.h"
 #include "util/util.h"
@@ -123,4 +124,33 @@ int speedscope__write(FILE *f, const struct flamegraph_entry *e, size_t n,
 	u64map__free(&ss.frame_idx);
 	u64map__free(&ss.profile_idx);
 	return err;
+}
+
+void output__speedscope(FILE *f, const struct stack_agg *agg, const char *name)
+{
+	struct speedscope_opts o = {.name = name, .unit = "none"};
+	struct flamegraph_entry *e = NULL;
+	size_t len = 0, n = 0, cap = 0;
+	char *buf = NULL, *line, *next, *sp;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!m)
+		return;
+	output__folded(m, agg);
+	fclose(m);
+	for (line = buf; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		sp = strrchr(line, ' ');
+		if (!sp)
+			continue;
+		*sp = '\0';
+		xgrow((void **)&e, &cap, n + 1, sizeof(*e));
+		e[n].stack = line;
+		e[n++].weight = strtoull(sp + 1, NULL, 10);
+	}
+	speedscope__write(f, e, n, &o);
+	free(e);
+	free(buf);
 }

@@ -1,6 +1,7 @@
 #!/bin/bash
 # The output formats agree with each other: raw (gdb style, aggregated the way poor man's
-# profiler scripts do it), folded and json describe the same stacks; -n aggregates samples.
+# profiler scripts do it), folded, json and speedscope describe the same stacks; -n
+# aggregates samples.
 . "$(dirname "$0")/lib.sh"
 need_root
 start_fixture "$FIXTURES/stackfix-c-O2" || { ok 1 "fixture starts"; done_testing; }
@@ -47,6 +48,27 @@ for g in d["groups"]:
         assert f["addr"].startswith("0x") and f["offset"].startswith("0x")
 PY
 ok $? "json has every field of the documented schema"
+# speedscope: a profile per thread name, its weights the folded counts, frames root first.
+"$SRVSCOPE" stacks -p "$FPID" --format=speedscope >"$TMP/ss.json"
+is "$?" 0 "speedscope format exits 0"
+"$SRVSCOPE" stacks -p "$FPID" --format=folded >"$TMP/folded2"
+python3 - "$TMP/ss.json" "$TMP/folded2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+frames = [f["name"] for f in d["shared"]["frames"]]
+got = {}
+for p in d["profiles"]:
+    assert p["type"] == "sampled" and p["unit"] == "none" and len(p["samples"]) == len(p["weights"])
+    for s, w in zip(p["samples"], p["weights"]):
+        got[";".join([p["name"]] + [frames[i] for i in s])] = w
+want = {l.rsplit(" ", 1)[0]: int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[2]).read().splitlines()}
+assert got == want, (sorted(got.items())[:3], sorted(want.items())[:3])
+PY
+ok $? "speedscope holds exactly the folded stacks and counts"
+"$SRVSCOPE" top -p "$FPID" -n 2 -i 50 --format=speedscope >"$TMP/top.ss"
+is "$(python3 -c 'import json, sys; print(sum(1 for l in open(sys.argv[1]) if json.loads(l)["profiles"]))' "$TMP/top.ss")" 2 \
+	"top --format=speedscope: one document per refresh"
+
 "$SRVSCOPE" stacks -p "$FPID" --mode=ptrace >"$TMP/text"
 like "$(head -1 "$TMP/text")" "^pid $FPID \\(fix-main\\): $threads threads, 1 sample, mode ptrace, stall per thread mean [0-9]+ us, max [0-9]+ us$" \
 	"text header: pid, name, threads, mode, stall"
