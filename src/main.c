@@ -19,6 +19,8 @@ static const struct command commands[] = {
 	{"blocking", cmd_blocking, "per-thread blocking episodes from a trace file"},
 	{"sched", cmd_sched, "scheduling latency per thread from a trace file"},
 	{"flame", cmd_flame, "off-CPU, wake-up and on-CPU flame graphs from a trace file"},
+	{"timeline", cmd_timeline,
+	 "each thread's running, runnable and blocked time, for Perfetto"},
 };
 
 static void usage(FILE *f)

@@ -1,6 +1,7 @@
 /* A per-thread state machine over the events in time order: switch-out in a sleeping state
  * opens an episode, the first wake-up names its cause, switch-in closes it, and the
  * syscall record written at the syscall's exit gives the return value. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -393,4 +394,21 @@ size_t blocking__by_syscall(const struct block_episode *eps, size_t n, struct bl
 size_t blocking__by_fd(const struct block_episode *eps, size_t n, struct block_group **out)
 {
 	return group(eps, n, true, out);
+}
+
+const char *blocking__wake_detail(const struct block_episode *ep,
+				  const char *(*kernel)(void *ctx, uint64_t addr), void *ctx,
+				  char *buf, size_t size)
+{
+	switch (ep->wake_kind) {
+	case WAKE_SOFTIRQ:
+		return blocking__softirq_name(ep->wake_detail);
+	case WAKE_HARDIRQ:
+		snprintf(buf, size, "%u %s", ep->wake_detail, ep->waker_name);
+		return buf;
+	case WAKE_HRTIMER:
+	case WAKE_TIMER:
+		return kernel(ctx, ep->wake_func);
+	}
+	return NULL;
 }

@@ -21,14 +21,14 @@ struct block_episode {
 	int32_t fd;		   /* -1 when the syscall takes no fd first */
 	int64_t ret;		   /* the syscall's return value, when has_ret */
 	bool has_ret;
-	bool from_start; /* already blocked when the recording started */
-	bool unfinished; /* still blocked when it ended */
-	uint32_t state;	 /* as switched out (TASK_INTERRUPTIBLE, ...) */
-	uint8_t wake_kind; /* enum wake_kind, or WAKE_UNKNOWN */
-	uint32_t wake_detail; /* irq number, softirq vector */
-	uint32_t waker_tid;   /* WAKE_TASK */
-	char waker_name[16];  /* WAKE_TASK: its name; WAKE_HARDIRQ: the handler's */
-	uint64_t wake_func;   /* WAKE_HRTIMER, WAKE_TIMER: the callback's address */
+	bool from_start;		     /* already blocked when the recording started */
+	bool unfinished;		     /* still blocked when it ended */
+	uint32_t state;			     /* as switched out (TASK_INTERRUPTIBLE, ...) */
+	uint8_t wake_kind;		     /* enum wake_kind, or WAKE_UNKNOWN */
+	uint32_t wake_detail;		     /* irq number, softirq vector */
+	uint32_t waker_tid;		     /* WAKE_TASK */
+	char waker_name[16];		     /* WAKE_TASK: its name; WAKE_HARDIRQ: the handler's */
+	uint64_t wake_func;		     /* WAKE_HRTIMER, WAKE_TIMER: the callback's address */
 	uint64_t kstack, ustack;	     /* the blocked thread's, as it blocked */
 	uint64_t waker_kstack, waker_ustack; /* the waker's (kernel only for interrupts) */
 };
@@ -55,6 +55,11 @@ void block_report__free(struct block_report *r);
 bool blocking__is_blocked_state(uint32_t state);
 
 const char *blocking__kind_name(uint8_t kind); /* "softirq", "hardirq", "timer", "task", ... */
+/* What woke ep besides its kind: "NET_RX", "24 virtio0-input.0", a timer's callback named by
+ * kernel(ctx, address); NULL for tasks and unknown causes. May return buf. */
+const char *blocking__wake_detail(const struct block_episode *ep,
+				  const char *(*kernel)(void *ctx, uint64_t addr), void *ctx,
+				  char *buf, size_t size);
 const char *blocking__softirq_name(uint32_t vec); /* "NET_RX", "TIMER", ... */
 
 struct block_stats {

@@ -9,7 +9,6 @@
 
 #include "analysis/blocking.h"
 #include "cmd/cmd.h"
-#include "symbol/symbolizer.h"
 #include "trace/report_cmdline.h"
 #include "trace/symbols.h"
 #include "trace/syscalls.h"
@@ -34,10 +33,8 @@ static const char usage_text[] =
 
 struct report {
 	const struct trace *t;
-	struct ksyms *ksyms;
-	bool ksyms_tried;
 	bool stacks;		    /* --stacks */
-	struct trace_symbols *syms; /* frame names, for --stacks */
+	struct trace_symbols *syms; /* frame names: stacks, timer callbacks */
 };
 
 typedef void (*frame_fn)(void *arg, const char *name, bool kernel);
@@ -120,37 +117,20 @@ static void episode_stacks_json(struct report *rp, const struct block_episode *e
 	json_object_set_new(b, "waker_stack", w);
 }
 
-static const char *func_name(struct report *rp, uint64_t addr, char *buf, size_t size)
+static const char *kernel_name(void *ctx, uint64_t addr)
 {
-	const char *name = NULL;
+	struct report *rp = ctx;
 
-	if (!rp->ksyms_tried && rp->t->kallsyms) {
-		rp->ksyms = ksyms__parse(rp->t->kallsyms, rp->t->kallsyms_len);
-		rp->ksyms_tried = true;
-	}
-	if (rp->ksyms)
-		name = ksyms__resolve(rp->ksyms, addr, NULL, NULL);
-	if (name)
-		return name;
-	snprintf(buf, size, "0x%" PRIx64, addr);
-	return buf;
+	if (!rp->syms)
+		rp->syms = trace_symbols__new(rp->t);
+	return trace_symbols__kernel(rp->syms, addr);
 }
 
 /* "NET_RX", "hrtimer_wakeup", "24 virtio0-input.0"; NULL for tasks and unknown causes. */
 static const char *wake_detail(struct report *rp, const struct block_episode *ep, char *buf,
 			       size_t size)
 {
-	switch (ep->wake_kind) {
-	case WAKE_SOFTIRQ:
-		return blocking__softirq_name(ep->wake_detail);
-	case WAKE_HARDIRQ:
-		snprintf(buf, size, "%u %s", ep->wake_detail, ep->waker_name);
-		return buf;
-	case WAKE_HRTIMER:
-	case WAKE_TIMER:
-		return func_name(rp, ep->wake_func, buf, size);
-	}
-	return NULL;
+	return blocking__wake_detail(ep, kernel_name, rp, buf, size);
 }
 
 static const char *syscall_name(int nr, char *buf, size_t size)
@@ -392,7 +372,6 @@ int cmd_blocking(int argc, char **argv)
 		       (t->end_ns - t->first_ns) / 1e9, t->hdr.host, t->hdr.kernel,
 		       trace__lost_summary(t, lost, sizeof(lost)));
 	}
-	ksyms__delete(rp.ksyms);
 	trace_symbols__delete(rp.syms);
 	block_report__free(&r);
 	trace__close(t);

@@ -15,7 +15,7 @@ void report_cmdline__init(struct report_cmdline *rc, const char *cmd, const char
 	rc->usage = usage;
 	rc->formats[0] = format;
 	rc->formats[1] = alt_format;
-	rc->nr_formats = 2;
+	rc->nr_formats = alt_format ? 2 : 1;
 	rc->format = format;
 }
 

@@ -32,7 +32,7 @@ struct report_cmdline {
 	int status;	    /* the exit status when a call here returns an error */
 };
 
-/* Before parsing: the default format. The strings must outlive rc. */
+/* Before parsing: the default format and another (or NULL). The strings must outlive rc. */
 void report_cmdline__init(struct report_cmdline *rc, const char *cmd, const char *usage,
 			  const char *format, const char *alt_format);
 /* One more value --format takes (at most four in all). */

@@ -65,3 +65,15 @@ start_fixture() {
 # Thread state letters of all threads of a pid, e.g. "SSSRt".
 states_of() { cat /proc/"$1"/task/*/stat 2>/dev/null | sed 's/^.*) \(.\).*/\1/' | tr -d '\n'; }
 tracer_of() { awk '/^TracerPid/ {print $2}' /proc/"$1"/status; }
+
+# need_btf: the recorder's BPF programs need the kernel's BTF.
+need_btf() { [ -r /sys/kernel/btf/vmlinux ] || skip_all "no BTF (/sys/kernel/btf/vmlinux)"; }
+
+# record_pingpong FILE: records the ping-pong fixture (200 rounds, 300 us apart) into FILE,
+# one check; sets ping and pong to the two threads' ids.
+record_pingpong() {
+	"$SRVSCOPE" record -o "$1" -- "$FIXTURES/rec_pingpong" 200 300 >"$TMP/pp.out" 2>"$TMP/pp.err"
+	ok $? "record the ping-pong"
+	ping=$(awk '/^ping/ {print $2}' "$TMP/pp.out")
+	pong=$(awk '/^pong/ {print $2}' "$TMP/pp.out")
+}

@@ -5,13 +5,10 @@
 # in the waker.
 . "$(dirname "$0")/lib.sh"
 need_root
-[ -r /sys/kernel/btf/vmlinux ] || skip_all "no BTF (/sys/kernel/btf/vmlinux)"
+need_btf
 
 f="$TMP/pp.trace"
-"$SRVSCOPE" record -o "$f" -- "$FIXTURES/rec_pingpong" 200 300 >"$TMP/out" 2>"$TMP/err"
-ok $? "record the ping-pong"
-ping=$(awk '/^ping/ {print $2}' "$TMP/out")
-pong=$(awk '/^pong/ {print $2}' "$TMP/out")
+record_pingpong "$f"
 diag "ping $ping, pong $pong"
 
 "$SRVSCOPE" blocking --format=json "$f" >"$TMP/b.json"
