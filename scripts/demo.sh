@@ -109,6 +109,8 @@ if [ "$status" -eq 0 ]; then
 	run_scope flame "$tmp/demo.trace" --kind=off --format=svg --title "demo-server off-CPU" \
 		>"$BUILD/demo-offcpu.svg"
 	echo "demo: interactive off-CPU flame graph: $BUILD/demo-offcpu.svg (open it in a browser)"
+	run_scope timeline "$tmp/demo.trace" >"$BUILD/demo-timeline.json"
+	echo "demo: every thread's timeline with wake-up arrows: $BUILD/demo-timeline.json (open it in https://ui.perfetto.dev)"
 fi
 if [ "$status" -ne 0 ]; then
 	if grep -q "not built yet" "$tmp/srvscope.err"; then
