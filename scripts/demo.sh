@@ -70,8 +70,9 @@ echo "demo: demo-server (pid $server_pid) on 127.0.0.1:$port, under load from $C
 # run_scope ARGS...: srvscope in the background, so that a signal to this script is
 # handled (trap) while it runs.
 run_scope() {
-	echo
-	echo "demo: \$ srvscope $*"
+	# To stderr: stdout may be redirected into a file the command writes.
+	echo >&2
+	echo "demo: \$ srvscope $*" >&2
 	"$BUILD/srvscope" "$@" 2>"$tmp/srvscope.err" &
 	scope_pid=$!
 	wait "$scope_pid"
