@@ -115,6 +115,11 @@ $(FIX)/%.so: tests/fixtures/%.c tests/fixtures/fixture.h
 	$(call msg,FIXLIB,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXFLAGS) -O0 -fPIC -shared -o $@ $<
+# Big stack frames, DWARF only: untouched stack pages stay absent (no stack clash probes).
+$(FIX)/rec_bigframe: tests/fixtures/rec_bigframe.c tests/fixtures/fixture.h
+	$(call msg,FIX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FIXFLAGS) -O2 -fomit-frame-pointer -fno-stack-clash-protection -o $@ $<
 $(FIX)/%: tests/fixtures/%.c tests/fixtures/fixture.h
 	$(call msg,FIX,$@)
 	$(Q)mkdir -p $(@D)

@@ -59,9 +59,11 @@ struct {
 	__type(value, struct rec_stack);
 } stack_scratch SEC(".maps");
 
-/* A user stack dump being built per CPU, slots as in stack_scratch. */
+/* A user stack dump being built per CPU and slot (as in stack_scratch): entry cpu * 2 +
+ * slot. Too big for a per-CPU map (values are limited to 32 KiB there), so an array that
+ * user space sizes to twice the number of possible CPUs before loading. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, struct rec_ustack_dump);
@@ -196,11 +198,25 @@ static __always_inline __u64 take_stack(void *ctx, bool user, __u32 slot)
 struct dump_copy {
 	struct rec_ustack_dump *d;
 	__u64 sp, want;
+	__u64 good;    /* the length up to the end of the last page read */
+	__u32 missing; /* pages in a row that could not be read */
 };
 
+/* Zeros for the pages of a stack that cannot be read here. */
+static const char zero_page[REC_DUMP_PAGE];
+
+/* Pages in a row that may be missing before the copy stops: a function's large local
+ * buffer leaves pages of the stack never touched, hence not present, and reads here
+ * cannot fault them in; the saved registers and return addresses above them are. As many
+ * as the copy can hold: a failed read costs little, and missing pages at the end of the
+ * copy are not sent. */
+#define DUMP_MAX_MISSING (REC_DUMP_MAX / REC_DUMP_PAGE)
+
 /* One page of the user stack into the dump; 1 stops the loop. A read that crosses into an
- * unmapped (or not present) page fails whole, so page by page up to the first that faults.
- * The length so far lives in the map value, so the verifier checks this once. */
+ * unmapped (or not present) page fails whole, so page by page: a page that cannot be read
+ * is zeros (unwinding that reads them stops), and after DUMP_MAX_MISSING of them in a row
+ * the copy stops. The length so far lives in the map
+ * value, so the verifier checks this once. */
 static long dump_page(__u32 i, void *arg)
 {
 	struct dump_copy *c = arg;
@@ -214,8 +230,14 @@ static long dump_page(__u32 i, void *arg)
 		n = c->want - off;
 	if (n > REC_DUMP_PAGE)
 		return 1;
-	if (bpf_probe_read_user(d->data + off, n, (void *)(c->sp + off)))
-		return 1;
+	if (bpf_probe_read_user(d->data + off, n, (void *)(c->sp + off))) {
+		if (++c->missing > DUMP_MAX_MISSING)
+			return 1;
+		bpf_probe_read_kernel(d->data + off, n, zero_page);
+	} else {
+		c->missing = 0;
+		c->good = off + n;
+	}
 	d->len = off + n;
 	return 0;
 }
@@ -224,7 +246,8 @@ static long dump_page(__u32 i, void *arg)
  * stack, sent for user space to unwind; returns the dump's id, 0 when none was sent. */
 static __always_inline __u64 take_ustack_dump(struct task_struct *t, __u32 slot)
 {
-	struct rec_ustack_dump *d = bpf_map_lookup_elem(&dump_scratch, &slot);
+	__u32 key = bpf_get_smp_processor_id() * 2 + slot;
+	struct rec_ustack_dump *d = bpf_map_lookup_elem(&dump_scratch, &key);
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	struct dump_copy c;
 	__u64 len;
@@ -243,8 +266,12 @@ static __always_inline __u64 take_ustack_dump(struct task_struct *t, __u32 slot)
 	c.d = d;
 	c.sp = d->regs[19];
 	c.want = ustack_dump_bytes;
+	c.good = 0;
+	c.missing = 0;
 	bpf_loop(REC_DUMP_MAX / REC_DUMP_PAGE + 1, dump_page, &c, 0);
-	len = d->len;
+	/* Missing pages at the end are not sent. */
+	len = c.good;
+	d->len = len;
 	if (len > REC_DUMP_MAX)
 		len = REC_DUMP_MAX;
 	if (bpf_ringbuf_output(&events, d, REC_DUMP_HDR + len, rb_flags())) {

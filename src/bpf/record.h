@@ -133,7 +133,7 @@ struct rec_stack {
  * DWARF CFI (as perf does with --call-graph=dwarf). Events carry the dump's id as their
  * ustack; user space writes the unwound frames as a REC_STACK and rewrites the ids, so a
  * trace file never holds dumps. The id has the top bit set, the CPU and the time. */
-#define REC_DUMP_MAX  16384 /* bytes of stack, at most */
+#define REC_DUMP_MAX  65536 /* bytes of stack, at most */
 #define REC_DUMP_PAGE 4096
 #define REC_DUMP_REGS 21 /* struct pt_regs, which is user_regs_struct's first 21 words */
 struct rec_ustack_dump {

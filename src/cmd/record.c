@@ -32,7 +32,7 @@ static const char usage_text[] =
 	"                         are lost if the buffer fills in between (default: woken)\n"
 	"      --call-graph=fp|dwarf[,SIZE]\n"
 	"                         how user stacks are taken: 'dwarf' copies the top SIZE\n"
-	"                         bytes of the stack (default 16K, at most 16K) and unwinds\n"
+	"                         bytes of the stack (default 32K, at most 64K) and unwinds\n"
 	"                         them with the objects' DWARF CFI while recording, so code\n"
 	"                         without frame pointers (most distributions' libc) unwinds;\n"
 	"                         'fp' follows frame pointers in the kernel (cheaper; stops\n"
@@ -112,7 +112,7 @@ static char *join_args(int argc, char **argv)
 	return s;
 }
 
-/* "fp", "dwarf" or "dwarf,SIZE" (SIZE as for --buffer-size, but 512 to 16K, unrounded). */
+/* "fp", "dwarf" or "dwarf,SIZE" (SIZE in bytes or K, 512 to 64K, unrounded). */
 static int parse_call_graph(const char *s, unsigned int *dump_bytes)
 {
 	char *end;
@@ -135,7 +135,7 @@ static int parse_call_graph(const char *s, unsigned int *dump_bytes)
 	if (end != s + 6 && (*end == 'k' || *end == 'K'))
 		v <<= 10, end++;
 	if (end == s + 6 || *end || errno || v < 512 || v > REC_DUMP_MAX)
-		return error("invalid size in --call-graph '%s': expected 512 to 16K bytes", s);
+		return error("invalid size in --call-graph '%s': expected 512 to 64K bytes", s);
 	*dump_bytes = v;
 	return 0;
 }

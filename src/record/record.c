@@ -640,6 +640,8 @@ static int load(struct recorder *r)
 	r->skel->rodata->ustack_dump_bytes = o->no_stacks ? 0 : o->ustack_dump_bytes;
 	r->skel->rodata->self_tgid = getpid();
 	bpf_map__set_max_entries(r->skel->maps.events, o->buffer_size);
+	bpf_map__set_max_entries(r->skel->maps.dump_scratch,
+				 o->ustack_dump_bytes && !o->no_stacks ? r->nr_cpus * 2 : 1);
 	if (!o->on_cpu_hz)
 		bpf_program__set_autoload(r->skel->progs.on_cpu_sample, false);
 	/* Every syscall of every process would pay for these two: only when asked for. */

@@ -11,7 +11,7 @@
 
 #define RECORD_DEFAULT_OUTPUT	 "srvscope.trace"
 #define RECORD_DEFAULT_BUFFER	 (32u << 20)
-#define RECORD_DEFAULT_DUMP_SIZE 16384u			  /* --call-graph=dwarf */
+#define RECORD_DEFAULT_DUMP_SIZE 32768u			  /* --call-graph=dwarf */
 #define RECORD_DEFAULT_DUMP	 RECORD_DEFAULT_DUMP_SIZE /* 0: frame pointers by default */
 
 struct record_opts {

@@ -79,6 +79,15 @@ like "$(cat "$TMP/dl.folded")" "^dl-lib;clone3;start_thread;lib_thread;lib_outer
 kill -KILL "$FPID"
 wait "$FPID" 2>/dev/null
 
+# A 24 KiB stack frame whose pages were never touched: the copy cannot fault them in, so it
+# zero-fills them and goes on to the return address above (stopping at the first missing
+# page left the stack at big_frame).
+"$SRVSCOPE" record -d 1 -o "$TMP/bf.trace" -- "$FIXTURES/rec_bigframe" 1 >/dev/null 2>&1
+ok $? "record the big-frame fixture"
+like "$("$SRVSCOPE" flame "$TMP/bf.trace" --kind=off --comm bigframe)" \
+	"^bigframe;clone3;start_thread;thread;big_outer;big_frame;big_inner;read;" \
+	"the stack unwinds through a frame of absent pages"
+
 # Frame pointers alone lose the -O2 build's chains (the contrast that makes dwarf the default).
 f="$TMP/fp.trace"
 "$SRVSCOPE" record -d 0.5 --call-graph=fp -o "$f" -- "$FIXTURES/stackfix-c-O2" >/dev/null 2>&1
@@ -97,7 +106,7 @@ ok $? "record --call-graph=dwarf,4K"
 "$SRVSCOPE" flame "$TMP/small.trace" --kind=off >"$TMP/small.folded"
 run_checker "$TOP/tests/fixtures/stackfix-c.expect" "$TMP/small.folded" $((_n + 1)) 90 \
 	"dwarf,4K: " fix-pipe
-for bad in dwarf,1 dwarf,64K dwarf,x lbr; do
+for bad in dwarf,1 dwarf,128K dwarf,x lbr; do
 	err=$("$SRVSCOPE" record --call-graph=$bad -d 1 -a -o "$TMP/bad.trace" 2>&1)
 	rc=$?
 	like "$rc: $err" "^2: srvscope: invalid .*--call-graph.*$" "--call-graph=$bad: a one-line error, exit 2"
