@@ -28,6 +28,9 @@
 
 volatile sig_atomic_t ptrace_interrupted;
 
+/* What is copied of the stack of a thread that was not blocked where /proc showed it. */
+#define RUNNING_STACK_SIZE (64 * 1024)
+
 static void on_alarm(int sig)
 {
 }
@@ -41,8 +44,7 @@ static void copy_stack(pid_t tid, struct thread_sample *t, uint64_t sp, size_t s
 	unsigned int n = 0;
 	ssize_t got;
 
-	if (!t->stack_data)
-		t->stack_data = xmalloc(size);
+	t->stack_data = xrealloc(t->stack_data, size);
 	while (addr < end && n < ARRAY_SIZE(remote)) {
 		uint64_t next = (addr & ~(PAGE - 1)) + PAGE;
 
@@ -134,9 +136,15 @@ static void take_regs(pid_t tid, struct thread_sample *t, size_t stack_size)
 		t->flags |= THREAD_HAVE_REGS;
 		if ((long)t->regs.orig_rax >= 0)
 			t->syscall = (long)t->regs.orig_rax;
+		/* Not where it was when its stack was copied (or it was running): copy now.
+		 * A running thread's stack beyond the copy would be read after it is
+		 * released, when it has moved on (garbage frames): copy more of it while it
+		 * is stopped; up to the end of its stack, which is usually much closer. */
 		if (!t->stack_len || t->regs.rsp != t->pre_sp || t->regs.rip != t->pre_pc ||
 		    (long)t->regs.orig_rax != t->pre_nr)
-			copy_stack(tid, t, t->regs.rsp, stack_size);
+			copy_stack(tid, t, t->regs.rsp,
+				   stack_size > RUNNING_STACK_SIZE ? stack_size
+								   : RUNNING_STACK_SIZE);
 	} else {
 		t->flags |= THREAD_UNRESOLVED;
 	}

@@ -28,7 +28,8 @@ static const char usage_text[] =
 	"  -k, --kernel          add kernel frames below the user frames\n"
 	"      --mode MODE       auto (default: nostop when the kernel allows), ptrace, nostop\n"
 	"      --consistent      ptrace: freeze all threads together (reports the freeze time)\n"
-	"      --stack-size N    bytes of each thread's stack copied (default 16384)\n"
+	"      --stack-size N    bytes of each thread's stack copied (default 16384;\n"
+	"                        ptrace: at least 65536 for a running thread)\n"
 	"  -q, --quiet           no notices on stderr\n";
 
 int cmd_stacks(int argc, char **argv)

@@ -33,7 +33,8 @@ static const char usage_text[] =
 	"                         (one JSON document per line), speedscope (likewise), text\n"
 	"  -k, --kernel           show kernel frames (below the user frames)\n"
 	"      --mode MODE        auto (default: nostop when the kernel allows), ptrace, nostop\n"
-	"      --stack-size N     bytes of each thread's stack copied (default 16384)\n"
+	"      --stack-size N     bytes of each thread's stack copied (default 16384;\n"
+	"                         ptrace: at least 65536 for a running thread)\n"
 	"  -q, --quiet            no notices on stderr\n";
 
 struct top {
