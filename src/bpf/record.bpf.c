@@ -153,13 +153,34 @@ static __always_inline __u64 rb_flags(void)
 
 /* Takes the current kernel or user stack and returns its id, sending the frames to user
  * space the first time they are seen. 0 when no stack could be had. */
+struct stack_hash {
+	const struct rec_stack *s;
+	__u64 h;
+};
+
+/* One frame into the stack's hash. A bpf_loop callback: the verifier checks it once,
+ * where an open-coded loop of REC_MAX_FRAMES would be walked at every place a stack is
+ * taken, and made loading take most of a second. */
+static long hash_frame(__u32 i, void *arg)
+{
+	struct stack_hash *c = arg;
+
+	if (i >= REC_MAX_FRAMES)
+		return 1;
+	c->h ^= c->s->ips[i];
+	c->h *= 0x100000001b3ull;
+	c->h ^= c->h >> 29;
+	return 0;
+}
+
 static __always_inline __u64 take_stack(void *ctx, bool user, __u32 slot)
 {
 	struct rec_stack *s = bpf_map_lookup_elem(&stack_scratch, &slot);
-	__u64 h = 0xcbf29ce484222325ull;
+	struct stack_hash c;
+	__u64 h;
 	__u8 one = 1;
 	long n;
-	__u32 i, nr;
+	__u32 nr;
 
 	if (!s)
 		return 0;
@@ -171,13 +192,10 @@ static __always_inline __u64 take_stack(void *ctx, bool user, __u32 slot)
 	nr = (__u32)n / 8;
 	if (nr > REC_MAX_FRAMES)
 		nr = REC_MAX_FRAMES;
-	for (i = 0; i < REC_MAX_FRAMES; i++) {
-		if (i >= nr)
-			break;
-		h ^= s->ips[i];
-		h *= 0x100000001b3ull;
-		h ^= h >> 29;
-	}
+	c.s = s;
+	c.h = 0xcbf29ce484222325ull;
+	bpf_loop(nr, hash_frame, &c, 0);
+	h = c.h;
 	h ^= user ? 0x9e3779b97f4a7c15ull : 0;
 	if (!h)
 		h = 1;
@@ -198,8 +216,6 @@ static __always_inline __u64 take_stack(void *ctx, bool user, __u32 slot)
 struct dump_copy {
 	struct rec_ustack_dump *d;
 	__u64 sp, want;
-	__u64 good;    /* the length up to the end of the last page read */
-	__u32 missing; /* pages in a row that could not be read */
 };
 
 /* Zeros for the pages of a stack that cannot be read here. */
@@ -231,12 +247,12 @@ static long dump_page(__u32 i, void *arg)
 	if (n > REC_DUMP_PAGE)
 		return 1;
 	if (bpf_probe_read_user(d->data + off, n, (void *)(c->sp + off))) {
-		if (++c->missing > DUMP_MAX_MISSING)
+		if (++d->missing > DUMP_MAX_MISSING)
 			return 1;
 		bpf_probe_read_kernel(d->data + off, n, zero_page);
 	} else {
-		c->missing = 0;
-		c->good = off + n;
+		d->missing = 0;
+		d->good = off + n;
 	}
 	d->len = off + n;
 	return 0;
@@ -266,11 +282,11 @@ static __always_inline __u64 take_ustack_dump(struct task_struct *t, __u32 slot)
 	c.d = d;
 	c.sp = d->regs[19];
 	c.want = ustack_dump_bytes;
-	c.good = 0;
-	c.missing = 0;
+	d->good = 0;
+	d->missing = 0;
 	bpf_loop(REC_DUMP_MAX / REC_DUMP_PAGE + 1, dump_page, &c, 0);
 	/* Missing pages at the end are not sent. */
-	len = c.good;
+	len = d->good;
 	d->len = len;
 	if (len > REC_DUMP_MAX)
 		len = REC_DUMP_MAX;

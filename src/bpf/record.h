@@ -142,11 +142,14 @@ struct rec_ustack_dump {
 	__u16 nr_regs;
 	__u32 len; /* bytes of stack in data, from regs' sp up */
 	__u32 tid, pid;
+	/* Kernel side, while copying (in the map value, where the verifier does not track
+	 * them value by value): the length up to the last page read, missing pages in a row. */
+	__u32 good, missing;
 	__u64 regs[REC_DUMP_REGS];
 	/* The slack page lets the verifier prove a page copy at any offset below the maximum
 	 * stays inside the value. */
 	__u8 data[REC_DUMP_MAX + REC_DUMP_PAGE];
 };
-#define REC_DUMP_HDR (24 + 8 * REC_DUMP_REGS)
+#define REC_DUMP_HDR (32 + 8 * REC_DUMP_REGS)
 
 #endif

@@ -570,7 +570,9 @@ static void loop(struct recorder *r, uint64_t *lost)
 {
 	const struct record_opts *o = r->o;
 	bool show = o->progress > 0 || (o->progress < 0 && isatty(2));
-	uint64_t end = o->duration > 0 ? r->start_ns + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
+	/* -d counts from now, when events flow: loading and attaching the programs and
+	 * reading the targets take a while on a loaded machine, and would eat into it. */
+	uint64_t end = o->duration > 0 ? now_ns() + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	uint64_t last_flush = r->start_ns, last_progress = r->start_ns, last_events = 0;
 	uint64_t last_alive = r->start_ns;
 

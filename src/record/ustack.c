@@ -1,4 +1,5 @@
 /* User stack dumps unwound while recording (--call-graph=dwarf). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -10,6 +11,9 @@
 #include "snapshot/snapshot.h"
 #include "unwind/unwind.h"
 #include "util/util.h"
+
+_Static_assert(REC_DUMP_HDR == offsetof(struct rec_ustack_dump, data),
+	       "REC_DUMP_HDR is where a dump's stack bytes begin");
 
 void ustacks__init(struct ustacks *us, uint64_t refresh_ns)
 {
