@@ -49,8 +49,6 @@ static void stack_frames(struct report *rp, uint64_t kstack, uint64_t ustack, ui
 	const char *name;
 	uint32_t i = 0;
 
-	if (!rp->syms)
-		rp->syms = trace_symbols__new(rp->t);
 	while (st && i < st->nr &&
 	       trace_symbols__is_tracing(trace_symbols__kernel(rp->syms, st->ips[i])))
 		i++;
@@ -121,16 +119,7 @@ static const char *kernel_name(void *ctx, uint64_t addr)
 {
 	struct report *rp = ctx;
 
-	if (!rp->syms)
-		rp->syms = trace_symbols__new(rp->t);
 	return trace_symbols__kernel(rp->syms, addr);
-}
-
-/* "NET_RX", "hrtimer_wakeup", "24 virtio0-input.0"; NULL for tasks and unknown causes. */
-static const char *wake_detail(struct report *rp, const struct block_episode *ep, char *buf,
-			       size_t size)
-{
-	return blocking__wake_detail(ep, kernel_name, rp, buf, size);
 }
 
 static const char *syscall_name(int nr, char *buf, size_t size)
@@ -175,7 +164,7 @@ static void print_task_text(struct report *rp, const struct block_episode *eps, 
 		const struct block_episode *ep = &eps[i];
 		const char *desc =
 			ep->fd >= 0 ? trace__fd_desc(t, ep->pid, ep->fd, ep->start_ns) : NULL;
-		const char *detail = wake_detail(rp, ep, buf, sizeof(buf));
+		const char *detail = blocking__wake_detail(ep, kernel_name, rp, buf, sizeof(buf));
 		char fd[64] = "-", wake[96];
 
 		if (ep->fd >= 0)
@@ -250,7 +239,7 @@ static json_t *task_json(struct report *rp, const struct block_episode *eps, siz
 	for (i = 0; i < n; i++) {
 		const struct block_episode *ep = &eps[i];
 		json_t *b = json_object(), *w = json_object();
-		const char *detail = wake_detail(rp, ep, buf, sizeof(buf));
+		const char *detail = blocking__wake_detail(ep, kernel_name, rp, buf, sizeof(buf));
 		const char *desc =
 			ep->fd >= 0 ? trace__fd_desc(t, ep->pid, ep->fd, ep->start_ns) : NULL;
 
@@ -341,6 +330,7 @@ int cmd_blocking(int argc, char **argv)
 		return rc.status;
 	json = !strcmp(rc.format, "json");
 	rp.t = t;
+	rp.syms = trace_symbols__new(t); /* names are looked up only when needed */
 	blocking__analyze(t, &f, &r);
 	if (json) {
 		root = json_object();
