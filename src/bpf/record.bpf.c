@@ -262,7 +262,7 @@ static long dump_page(__u32 i, void *arg)
  * stack, sent for user space to unwind; returns the dump's id, 0 when none was sent. */
 static __always_inline __u64 take_ustack_dump(struct task_struct *t, __u32 slot)
 {
-	__u32 key = bpf_get_smp_processor_id() * 2 + slot;
+	__u32 cpu = bpf_get_smp_processor_id(), key = cpu * 2 + slot;
 	struct rec_ustack_dump *d = bpf_map_lookup_elem(&dump_scratch, &key);
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	struct dump_copy c;
@@ -272,8 +272,7 @@ static __always_inline __u64 take_ustack_dump(struct task_struct *t, __u32 slot)
 		count_lost(LOST_STACK_FAILED);
 		return 0;
 	}
-	d->id = 1ull << 63 | (__u64)(bpf_get_smp_processor_id() & 8191) << 50 |
-		(bpf_ktime_get_ns() & ((1ull << 50) - 1));
+	d->id = 1ull << 63 | (__u64)(cpu & 8191) << 50 | (bpf_ktime_get_ns() & ((1ull << 50) - 1));
 	d->type = REC_USTACK_DUMP;
 	d->nr_regs = REC_DUMP_REGS;
 	d->len = 0;

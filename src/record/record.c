@@ -138,25 +138,30 @@ static void on_dump(struct recorder *r, const struct rec_ustack_dump *d, size_t 
 	write_stack(r, id, true, ips, nr);
 }
 
-/* The user stack ids of an event, from dump ids to the ids of the dumps' frames. */
-static const struct rec *rewrite_ustack(struct recorder *r, const struct rec *e, struct rec *copy)
+/* Where an event keeps the id of a user stack; NULL for events without one. */
+static __u64 *ustack_of(struct rec *e)
 {
-	__u64 *u;
-
 	switch (e->h.type) {
 	case REC_SWITCH:
+		return &e->sw.ustack;
 	case REC_WAKING:
+		return &e->wk.ustack;
 	case REC_SAMPLE:
-		break;
-	default:
-		return e;
+		return &e->sample.ustack;
 	}
+	return NULL;
+}
+
+/* The event with its user stack id turned from a dump's into the id of the dump's frames.
+ * Most events carry none: those are written as they came. */
+static const struct rec *rewrite_ustack(struct recorder *r, const struct rec *e, struct rec *copy)
+{
+	const __u64 *u = ustack_of((struct rec *)e);
+
+	if (!u || !*u)
+		return e;
 	*copy = *e;
-	u = e->h.type == REC_SWITCH   ? &copy->sw.ustack
-	    : e->h.type == REC_WAKING ? &copy->wk.ustack
-				      : &copy->sample.ustack;
-	if (*u)
-		*u = ustacks__lookup(&r->ustacks, *u);
+	*ustack_of(copy) = ustacks__lookup(&r->ustacks, *u);
 	return copy;
 }
 
@@ -287,7 +292,8 @@ static int write_info(struct recorder *r)
  * iterator (the target never stops); NULL when the kernel does not allow it. */
 static struct snapshot *start_stacks(pid_t pid)
 {
-	struct stacks_opts so = {.mode = STACKS_MODE_NOSTOP, .kernel = true};
+	/* Addresses only: the trace is symbolized when it is read. */
+	struct stacks_opts so = {.mode = STACKS_MODE_NOSTOP, .kernel = true, .no_symbols = true};
 	struct stacks_session *s;
 	struct snapshot *snap;
 	char why[256];

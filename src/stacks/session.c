@@ -241,7 +241,8 @@ struct snapshot *stacks_session__sample(struct stacks_session *s)
 		if (!unwind_cache__lookup(s->ucache, t))
 			unwinder__unwind(s->unw, t);
 		unwind_cache__store(s->ucache, t);
-		symbolize_thread(s, t);
+		if (!s->opts.no_symbols)
+			symbolize_thread(s, t);
 	}
 	unwind_cache__end_sample(s->ucache);
 	snapshot__drop_stacks(snap);

@@ -21,6 +21,7 @@ struct stacks_opts {
 	bool consistent;   /* ptrace: freeze all threads together */
 	bool kernel;	   /* also take kernel stacks */
 	size_t stack_size; /* bytes of user stack copied per thread (default 16 KiB) */
+	bool no_symbols;   /* raw addresses only (t->ips, t->kips): no frames are named */
 };
 
 #define STACKS_DEFAULT_STACK_SIZE (16 * 1024)
