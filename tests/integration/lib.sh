@@ -42,6 +42,8 @@ skip_all() {
 	echo "1..0 # SKIP $*"; exit 0
 }
 need_root() { [ "$(id -u)" = 0 ] || skip_all "needs root"; }
+# The recorder's BPF programs need the kernel's BTF.
+need_btf() { [ -r /sys/kernel/btf/vmlinux ] || skip_all "no BTF (/sys/kernel/btf/vmlinux)"; }
 done_testing() { echo "1..$_n"; [ "$_failed" -eq 0 ]; exit $?; }
 
 # start_fixture NAME ARGS...: starts a fixture, waits for it to print "ready", sets FPID
@@ -65,9 +67,6 @@ start_fixture() {
 # Thread state letters of all threads of a pid, e.g. "SSSRt".
 states_of() { cat /proc/"$1"/task/*/stat 2>/dev/null | sed 's/^.*) \(.\).*/\1/' | tr -d '\n'; }
 tracer_of() { awk '/^TracerPid/ {print $2}' /proc/"$1"/status; }
-
-# need_btf: the recorder's BPF programs need the kernel's BTF.
-need_btf() { [ -r /sys/kernel/btf/vmlinux ] || skip_all "no BTF (/sys/kernel/btf/vmlinux)"; }
 
 # record_pingpong FILE: records the ping-pong fixture (200 rounds, 300 us apart) into FILE,
 # one check; sets ping and pong to the two threads' ids.

@@ -3,7 +3,7 @@
 # errors (cause and remedy, non-zero exit) of record and of the readers.
 . "$(dirname "$0")/lib.sh"
 need_root
-[ -r /sys/kernel/btf/vmlinux ] || skip_all "no BTF (/sys/kernel/btf/vmlinux)"
+need_btf
 
 f="$TMP/pp.trace"
 "$SRVSCOPE" record -o "$f" -- "$FIXTURES/rec_pingpong" 30 >"$TMP/pp.out" 2>"$TMP/rec.err"

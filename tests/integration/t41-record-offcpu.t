@@ -6,7 +6,7 @@
 # (run under node with a minimal DOM).
 . "$(dirname "$0")/lib.sh"
 need_root
-[ -r /sys/kernel/btf/vmlinux ] || skip_all "no BTF (/sys/kernel/btf/vmlinux)"
+need_btf
 
 f="$TMP/sleeper.trace"
 "$SRVSCOPE" record -o "$f" -- "$FIXTURES/rec_sleeper" 1.5 >"$TMP/out" 2>"$TMP/err"

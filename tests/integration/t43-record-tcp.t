@@ -6,7 +6,7 @@
 # reply about 2D; each woken by the NET_RX softirq.
 . "$(dirname "$0")/lib.sh"
 need_root
-[ -r /sys/kernel/btf/vmlinux ] || skip_all "no BTF (/sys/kernel/btf/vmlinux)"
+need_btf
 [ -c /dev/net/tun ] || skip_all "no /dev/net/tun"
 D=40
 A=srvscope-a$$

@@ -5,7 +5,7 @@
 # The same recording takes on-CPU samples: their flame graph must show the spin loop.
 . "$(dirname "$0")/lib.sh"
 need_root
-[ -r /sys/kernel/btf/vmlinux ] || skip_all "no BTF (/sys/kernel/btf/vmlinux)"
+need_btf
 command -v perf >/dev/null || skip_all "perf is missing (scripts/install-deps.sh)"
 
 # Debian's perf 6.1 drops some switches out of the idle task on this kernel, which would

@@ -5,7 +5,7 @@
 # the recording, in the file, and in every report that reads it.
 . "$(dirname "$0")/lib.sh"
 need_root
-[ -r /sys/kernel/btf/vmlinux ] || skip_all "no BTF (/sys/kernel/btf/vmlinux)"
+need_btf
 
 f="$TMP/lost.trace"
 "$SRVSCOPE" record --buffer-size 4K --read-timer 300 -o "$f" -- "$FIXTURES/rec_pingpong" 5000 0 >/dev/null 2>"$TMP/err"

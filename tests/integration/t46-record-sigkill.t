@@ -4,7 +4,7 @@
 # file ends early, and symbolizes (maps and kallsyms are written when recording starts).
 . "$(dirname "$0")/lib.sh"
 need_root
-[ -r /sys/kernel/btf/vmlinux ] || skip_all "no BTF (/sys/kernel/btf/vmlinux)"
+need_btf
 
 start_fixture "$FIXTURES/rec_sched" 30 2 2000 2000 || exit 1
 f="$TMP/killed.trace"

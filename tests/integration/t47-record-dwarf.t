@@ -8,7 +8,7 @@
 # (-p) have theirs too. --call-graph=fp on the -O2 build shows what frame pointers alone give.
 . "$(dirname "$0")/lib.sh"
 need_root
-[ -r /sys/kernel/btf/vmlinux ] || skip_all "no BTF (/sys/kernel/btf/vmlinux)"
+need_btf
 command -v python3 >/dev/null || skip_all "python3 is needed to check the stacks"
 
 # run_checker ARGS...: expect_folded.py's TAP lines, numbered after ours.
