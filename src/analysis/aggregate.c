@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "analysis/aggregate.h"
-#include "analysis/strpool.h"
+#include "util/strpool.h"
 #include "util/util.h"
 
 struct agg_priv {
@@ -22,13 +22,7 @@ static uint64_t mix(uint64_t h, uint64_t v)
 
 static uint64_t hash_str(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	if (!s)
-		return 0;
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
+	return s ? fnv1a_str(s, FNV1A_INIT) : 0;
 }
 
 static bool same_frame(const struct frame *a, const struct frame *b)

@@ -54,16 +54,6 @@ int flame__parse_kind(const char *s, enum flame_kind *kind)
 	return 0;
 }
 
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-	const unsigned char *c = p;
-	uint64_t h = 1469598103934665603ull;
-
-	while (n--)
-		h = (h ^ *c++) * 1099511628211ull;
-	return h;
-}
-
 /* A key is compared and hashed as a whole, padding included: callers zero it first. */
 static uint64_t hash_key(const struct gkey *k)
 {
@@ -308,7 +298,7 @@ void flame__build(const struct trace *t, enum flame_kind kind, const struct flam
 			waker_label(&b, &g->k, n);
 		}
 		out->total += g->weight;
-		for (h = hash_bytes(b.s, b.len);; h++) {
+		for (h = fnv1a(b.s, b.len, FNV1A_INIT);; h++) {
 			bool created;
 			uint64_t *slot = u64map__slot(&lines, h, &created);
 

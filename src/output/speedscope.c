@@ -19,20 +19,10 @@ struct ss {
 	struct u64map profile_idx; /* hash of a root -> index in profiles */
 };
 
-static uint64_t hash(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-	return h;
-}
-
 /* The index of the frame named by s[0..len), added on first sight. */
 static json_int_t frame(struct ss *ss, const char *s, size_t len)
 {
-	uint64_t h = hash(s, len), *slot;
+	uint64_t h = fnv1a(s, len, FNV1A_INIT), *slot;
 	bool created, kernel = len > 4 && !memcmp(s + len - 4, "_[k]", 4);
 	size_t nlen = len - (kernel ? 4 : 0);
 	const char *name;
@@ -59,7 +49,7 @@ static json_int_t frame(struct ss *ss, const char *s, size_t len)
 
 static json_t *profile(struct ss *ss, const char *root, size_t len, const char *unit)
 {
-	uint64_t h = hash(root, len), *slot;
+	uint64_t h = fnv1a(root, len, FNV1A_INIT), *slot;
 	const char *name;
 	bool created;
 	json_t *p;

@@ -75,10 +75,9 @@ static size_t page_size(void)
 
 static uint64_t key_hash(uint32_t maj, uint32_t min, uint64_t ino, const char *path)
 {
-	uint64_t h = 1469598103934665603ull ^ ino ^ ((uint64_t)maj << 40) ^ ((uint64_t)min << 20);
+	uint64_t h =
+		fnv1a_str(path, FNV1A_INIT ^ ino ^ ((uint64_t)maj << 40) ^ ((uint64_t)min << 20));
 
-	while (*path)
-		h = (h ^ (unsigned char)*path++) * 1099511628211ull;
 	return h ^ (h >> 29);
 }
 

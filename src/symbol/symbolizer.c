@@ -14,6 +14,7 @@
 #include "symbol/perfmap.h"
 #include "symbol/proc_root.h"
 #include "symbol/symbolizer.h"
+#include "util/strpool.h"
 #include "util/util.h"
 
 struct sym_slot {
@@ -28,18 +29,13 @@ struct addr_range {
 };
 
 /* A set of strings, each stored once; pointers stay valid until the symbolizer goes. */
-struct strpool {
-	char **slots;
-	size_t cap, nr;
-};
-
 struct symbolizer {
 	pid_t pid;
 	struct proc_maps *maps;
 
 	struct sym_slot *cache; /* open addressing, power-of-two size */
 	size_t cache_cap, cache_nr;
-	struct strpool pool;
+	struct strpool *pool; /* names of symbols and modules handed out */
 
 	/* Maps whose object could not be opened, so it is not retried for every address. */
 	struct addr_range *bad;
@@ -60,60 +56,6 @@ static uint64_t hash64(uint64_t x)
 	x *= 0xff51afd7ed558ccdull;
 	x ^= x >> 33;
 	return x;
-}
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return hash64(h);
-}
-
-static void strpool_grow(struct strpool *p)
-{
-	size_t i, ncap = p->cap ? p->cap * 2 : 256;
-	char **ns = xcalloc(ncap, sizeof(*ns));
-
-	for (i = 0; i < p->cap; i++) {
-		size_t j;
-
-		if (!p->slots[i])
-			continue;
-		for (j = hash_str(p->slots[i]) & (ncap - 1); ns[j]; j = (j + 1) & (ncap - 1))
-			;
-		ns[j] = p->slots[i];
-	}
-	free(p->slots);
-	p->slots = ns;
-	p->cap = ncap;
-}
-
-static const char *strpool_intern(struct strpool *p, const char *s)
-{
-	size_t j;
-
-	if (!s)
-		return NULL;
-	if ((p->nr + 1) * 2 > p->cap)
-		strpool_grow(p);
-	for (j = hash_str(s) & (p->cap - 1); p->slots[j]; j = (j + 1) & (p->cap - 1))
-		if (!strcmp(p->slots[j], s))
-			return p->slots[j];
-	p->slots[j] = xstrdup(s);
-	p->nr++;
-	return p->slots[j];
-}
-
-static void strpool_free(struct strpool *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->cap; i++)
-		free(p->slots[i]);
-	free(p->slots);
-	memset(p, 0, sizeof(*p));
 }
 
 static struct sym_slot *cache_find(struct symbolizer *s, uint64_t addr)
@@ -178,6 +120,7 @@ struct symbolizer *symbolizer__new(pid_t pid, struct proc_maps *maps)
 
 	s->pid = pid;
 	s->maps = maps;
+	s->pool = strpool__new();
 	return s;
 }
 
@@ -193,7 +136,7 @@ void symbolizer__delete(struct symbolizer *s)
 	if (!s)
 		return;
 	cache_clear(s);
-	strpool_free(&s->pool);
+	strpool__delete(s->pool);
 	perfmap__delete(s->perfmap);
 	free(s->perfmap_path);
 	free(s);
@@ -320,9 +263,9 @@ static void resolve_user(struct symbolizer *s, uint64_t addr, struct sym_result 
 	if (dso) {
 		uint64_t vaddr = addr - (uint64_t)dso__load_bias(dso, m);
 
-		out->module = strpool_intern(&s->pool, dso__path(dso));
+		out->module = strpool__intern(s->pool, dso__path(dso));
 		if (dso__symbolize(dso, vaddr, &name, &off) == 0) {
-			out->symbol = strpool_intern(&s->pool, name);
+			out->symbol = strpool__intern(s->pool, name);
 			out->offset = off;
 		} else {
 			out->offset = vaddr;
@@ -331,13 +274,13 @@ static void resolve_user(struct symbolizer *s, uint64_t addr, struct sym_result 
 	}
 	/* Generated code: anonymous, a named anonymous region, or a memfd that is not ELF. */
 	if (m && (m->prot & PROT_EXEC) && (name = perfmap_lookup(s, addr, &off))) {
-		out->symbol = strpool_intern(&s->pool, name);
+		out->symbol = strpool__intern(s->pool, name);
 		out->module = "[jit]";
 		out->offset = off;
 		return;
 	}
 	if (m && map_name(m)) {
-		out->module = strpool_intern(&s->pool, map_name(m));
+		out->module = strpool__intern(s->pool, map_name(m));
 		out->offset = addr - m->start + m->pgoff;
 		return;
 	}

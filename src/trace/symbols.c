@@ -85,18 +85,15 @@ static void check_build_ids(struct trace_symbols *s, const struct trace_maps *tm
 			for (i = 0; i < maps->nr; i++) {
 				const char *now;
 				struct dso *d;
-				uint64_t h = 1469598103934665603ull;
-				const char *c;
 				bool created;
 
 				if (!maps->maps[i].path || strcmp(maps->maps[i].path, path))
 					continue;
 				d = dso__get(0, &maps->maps[i]);
 				now = d ? dso__build_id(d) : NULL;
-				for (c = path; *c; c++)
-					h = (h ^ (unsigned char)*c) * 1099511628211ull;
 				if (now && strcmp(now, id)) {
-					u64map__slot(&s->warned, h, &created);
+					u64map__slot(&s->warned, fnv1a_str(path, FNV1A_INIT),
+						     &created);
 					if (created)
 						warning("%s changed since the recording (build-id "
 							"%s, "

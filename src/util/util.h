@@ -33,6 +33,26 @@ void xgrow(void **arr, size_t *cap, size_t need, size_t elem);
 int parse_long(const char *option, const char *s, long min, long max, long *out);
 int parse_double(const char *option, const char *s, double min, double max, double *out);
 
+/* FNV-1a over bytes, continuing from h (FNV1A_INIT to start): the hash of the project's
+ * string-keyed tables. */
+#define FNV1A_INIT 0xcbf29ce484222325ull
+static inline uint64_t fnv1a(const void *data, size_t len, uint64_t h)
+{
+	const unsigned char *c = data;
+
+	while (len--)
+		h = (h ^ *c++) * 0x100000001b3ull;
+	return h;
+}
+
+/* FNV-1a of a NUL-terminated string. */
+static inline uint64_t fnv1a_str(const char *s, uint64_t h)
+{
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
+	return h;
+}
+
 uint64_t now_ns(void);		/* CLOCK_MONOTONIC */
 uint64_t now_realtime_ns(void); /* CLOCK_REALTIME */
 

@@ -1,6 +1,6 @@
 /* Interned strings: equal strings get one pointer, freed together with the pool. */
-#ifndef SRVSCOPE_ANALYSIS_STRPOOL_H
-#define SRVSCOPE_ANALYSIS_STRPOOL_H
+#ifndef SRVSCOPE_UTIL_STRPOOL_H
+#define SRVSCOPE_UTIL_STRPOOL_H
 
 struct strpool;
 

@@ -3,22 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/strpool.h"
+#include "util/strpool.h"
 #include "util/util.h"
 
 struct strpool {
 	char **slots;
 	size_t cap, nr;
 };
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
 
 struct strpool *strpool__new(void)
 {
@@ -43,7 +34,7 @@ void strpool__delete(struct strpool *p)
 
 static char **find_slot(char **slots, size_t cap, const char *s)
 {
-	size_t i = hash_str(s) & (cap - 1);
+	size_t i = fnv1a_str(s, FNV1A_INIT) & (cap - 1);
 
 	while (slots[i] && strcmp(slots[i], s))
 		i = (i + 1) & (cap - 1);
