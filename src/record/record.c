@@ -301,10 +301,12 @@ static struct snapshot *start_stacks(pid_t pid)
 	if (!nostop__available(why, sizeof(why)))
 		return NULL;
 	s = stacks_session__new(pid, &so);
-	if (!s)
-		return NULL;
-	snap = stacks_session__sample(s);
+	snap = s ? stacks_session__sample(s) : NULL;
 	stacks_session__delete(s);
+	/* The session said why on the line above; say what it means for the recording. */
+	if (!snap)
+		warning("recording %d anyway: its threads already blocked will have no stacks",
+			pid);
 	return snap;
 }
 
