@@ -6,6 +6,10 @@ PKGS="make gcc g++ clang llvm libbpf-dev bpftool libunwind-dev libelf-dev libdw-
 libjansson-dev libncurses-dev zlib1g-dev libzstd-dev liblzma-dev libbz2-dev libiberty-dev
 libprotobuf-c-dev protobuf-c-compiler elfutils binutils libc6-dbg perl iproute2 tmux gdb
 linux-perf bpftrace memcached libmemcached-tools python3 nodejs"
+# libFuzzer's runtime (make check links the fuzz targets) ships apart from clang, under
+# clang's major version: libclang-rt-14-dev on Debian 12.
+clang_major=$(clang --version 2>/dev/null | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)
+PKGS="$PKGS libclang-rt-${clang_major:-14}-dev"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||

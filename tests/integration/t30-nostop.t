@@ -16,6 +16,10 @@ tracepoint:sched:sched_switch
 {
 	@stops[pid] = count();
 }
+BEGIN
+{
+	printf("counting\n");
+}
 END
 {
 	print(@stops);
@@ -25,8 +29,10 @@ EOF
 bpftrace "$TMP/stops.bt" >"$TMP/bt.out" 2>&1 &
 BT=$!
 _pids="$_pids $BT"
-for _ in $(seq 500); do grep -q Attaching "$TMP/bt.out" && break; sleep 0.02; done
-sleep 0.5
+# BEGIN fires once every probe is attached. bpftrace's first start on a new machine has
+# been seen to take longer than the 10 s this used to allow.
+for _ in $(seq 3000); do grep -q '^counting' "$TMP/bt.out" && break; sleep 0.02; done
+grep -q '^counting' "$TMP/bt.out" || { diag "bpftrace did not start:"; sed 's/^/#   /' "$TMP/bt.out"; }
 stops_of() { sed -n "s/^@stops\[$1\]: //p" "$TMP/bt.out"; }
 
 # Watches TracerPid of $1 every few ms until $2 exists; writes what it saw to $3.
@@ -163,7 +169,9 @@ for _ in $(seq 20); do
 	for _ in $(seq 20); do kill -0 "$BT" 2>/dev/null || break; sleep 0.05; done
 done
 wait "$BT"
-check "the stop counter sees ptrace mode's stops (so it works)" [ "$(stops_of "$PT")" -gt 0 ]
+pt_stops=$(stops_of "$PT")
+check "the stop counter sees ptrace mode's stops (so it works)" [ "${pt_stops:-0}" -gt 0 ]
+[ -n "$pt_stops" ] || { diag "bpftrace printed:"; sed 's/^/#   /' "$TMP/bt.out" | head -20; }
 total=0
 for p in $WATCHED; do
 	s=$(stops_of "$p")
