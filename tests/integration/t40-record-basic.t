@@ -51,11 +51,14 @@ check "a bad --buffer-size fails" [ $rc -eq 2 ]
 like "$err" "invalid value '3x' for --buffer-size" "the bad value and option are named"
 err=$("$SRVSCOPE" record -d -1 -a 2>&1)
 like "$err" "invalid value '-1' for -d" "a bad -d is named"
-err=$(setpriv --reuid=nobody --regid=nogroup --clear-groups "$SRVSCOPE" record -o /tmp/x.$$ -- true 2>&1); rc=$?
+err=$(unprivileged "$SRVSCOPE" record -o "$TMP/unpriv.trace" -- true 2>&1); rc=$?
 check "record without privileges fails" [ $rc -ne 0 ]
 like "$err" "permission denied \(run as root, or grant CAP_BPF and CAP_PERFMON\)" \
 	"record says which privileges it needs"
-err=$(unshare -m sh -c "mount -t tmpfs none /sys/kernel/btf && '$SRVSCOPE' record -o '$TMP/x' -- true" 2>&1); rc=$?
+# A mount namespace of its own, whose /sys is made private there, before hiding the BTF:
+# '--propagation private' would need / to be a mount point, which it is not in a chroot.
+err=$(unshare -m --propagation unchanged sh -c "mount --make-rprivate /sys &&
+	mount -t tmpfs none /sys/kernel/btf && '$SRVSCOPE' record -o '$TMP/x' -- true" 2>&1); rc=$?
 check "record on a kernel without BTF fails" [ $rc -ne 0 ]
 like "$err" "no BTF type information \(/sys/kernel/btf/vmlinux is missing\).*CONFIG_DEBUG_INFO_BTF" \
 	"record explains the missing BTF"
