@@ -75,6 +75,7 @@ static int top__sample(struct top *tp)
 	snap = stacks_session__sample(tp->session);
 	if (!snap)
 		return -1;
+	snapshot__escape_names(snap);
 	tp->st.sample_ns = now_ns() - t0;
 	tp->st.capture_ns = snap->capture_ns;
 	tp->st.threads = snap->nr_threads;
@@ -247,6 +248,7 @@ static int top__stream(struct top *tp)
 		snap = stacks_session__sample(tp->session);
 		if (!snap)
 			return 1;
+		snapshot__escape_names(snap);
 		if (tp->fmt == OUTPUT_RAW) {
 			output__raw(stdout, snap);
 		} else {

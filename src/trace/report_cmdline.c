@@ -5,6 +5,7 @@
 
 #include "trace/report_cmdline.h"
 #include "trace/trace.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 void report_cmdline__init(struct report_cmdline *rc, const char *cmd, const char *usage,
@@ -111,6 +112,7 @@ int report_cmdline__needs(const struct report_cmdline *rc, const char *what)
 struct trace *report_cmdline__open(struct report_cmdline *rc, int argc, char **argv)
 {
 	struct trace *t;
+	size_t i;
 
 	if (rc->first != argc - 1) {
 		rc->status =
@@ -118,7 +120,13 @@ struct trace *report_cmdline__open(struct report_cmdline *rc, int argc, char **a
 		return NULL;
 	}
 	t = trace__open_report(argv[rc->first]);
-	if (!t)
+	if (!t) {
 		rc->status = 1;
+		return NULL;
+	}
+	/* Thread names are the recorded processes' to choose: escaped once, here, so that no
+	 * report prints a control byte or splits a folded line with them. */
+	for (i = 0; i < t->nr_threads; i++)
+		name_escape_inplace(t->threads[i].comm, sizeof(t->threads[i].comm));
 	return t;
 }
