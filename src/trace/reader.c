@@ -16,6 +16,7 @@
 
 #include "trace/trace.h"
 #include "trace/u64map.h"
+#include "util/escape.h"
 #include "util/safefile.h"
 #include "util/util.h"
 
@@ -642,7 +643,8 @@ const char *trace__fd_desc(const struct trace *t, uint32_t pid, int32_t fd, uint
 	}
 	if (best == SIZE_MAX)
 		return NULL;
-	snprintf(buf, sizeof(buf), "%.*s", (int)t->fds[best].len, t->fds[best].desc);
+	/* A path the target opened: its name is the target's choice. */
+	name_escape(buf, sizeof(buf), t->fds[best].desc, t->fds[best].len);
 	return buf;
 }
 

@@ -2,7 +2,8 @@
 # Thread names are the target's to choose: a process names its threads with every byte
 # 0x01-0x1f and 0x7f, terminal escapes (window title, screen clear), a newline, ';' and a
 # byte that is not UTF-8. No output of stacks, top, record's reports carries a raw control
-# byte, JSON stays valid, SVG well-formed, and folded lines keep one frame per name.
+# byte, JSON stays valid, SVG well-formed, and folded lines keep one frame per name. The
+# same holds for the path of a file it blocks on.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_btf
@@ -61,6 +62,7 @@ run() { # FILE ARGS...: a report into FILE
 }
 run "$TMP/b.text" blocking --stacks
 chk "blocking --stacks: no control byte" text "$TMP/b.text"
+like "$(cat "$TMP/b.text")" 'evilnames-\\x1b]0\\x3bfifo\\x07' "blocking: the FIFO's path (the target's choice) escaped"
 run "$TMP/b.json" blocking --format=json
 chk "blocking json: valid" json "$TMP/b.json"
 run "$TMP/sc.text" sched
