@@ -189,7 +189,7 @@ int cmd_record(int argc, char **argv)
 	long hz;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "+p:ad:o:F:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:ad:o:F:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse_pids(optarg, &o))
@@ -255,16 +255,16 @@ int cmd_record(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		default:
-			fputs(usage_text, stderr);
-			return 2;
+			return option_error("record", c, argv);
 		}
 	}
 	if (optind < argc)
 		o.argv = argv + optind;
 	if ((o.nr_pids > 0) + o.all + (o.argv != NULL) != 1) {
-		error("record needs exactly one target: -p PID, -a, or -- COMMAND ARGS...");
+		usage_error("record",
+			    "needs exactly one target: -p PID, -a, or -- COMMAND ARGS...");
 		free(o.pids);
-		return 2;
+		return EXIT_USAGE;
 	}
 	/* Said before loading anything; the creation itself (O_EXCL) is what keeps it safe. */
 	if (!o.force && lstat(o.output, &st) == 0) {

@@ -291,7 +291,7 @@ int cmd_top(int argc, char **argv)
 	stacks_cmdline__init(&tp.cl);
 	tp.interval_ms = 1000;
 	tp.fmt = OUTPUT_RAW;
-	while ((c = getopt_long(argc, argv, "p:i:n:f:kqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:i:n:f:kqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			if (parse_long("-i", optarg, 10, 3600000, &tp.interval_ms))
@@ -309,12 +309,13 @@ int cmd_top(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
+		case '?':
+		case ':':
+			return option_error("top", c, argv);
 		default:
 			c = stacks_cmdline__option(&tp.cl, c, optarg);
 			if (c == 1)
 				break;
-			if (c == 0)
-				fputs(usage_text, stderr);
 			return 2;
 		}
 	}

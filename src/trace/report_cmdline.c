@@ -73,7 +73,8 @@ static int take_option(struct report_cmdline *rc, int c, const char *arg)
 		return 1;
 	}
 	case '?':
-		fputs(rc->usage, stderr);
+	case ':':
+		option_error(rc->cmd, c, rc->argv);
 		return -1;
 	}
 	return 0;
@@ -82,9 +83,14 @@ static int take_option(struct report_cmdline *rc, int c, const char *arg)
 int report_cmdline__next(struct report_cmdline *rc, int argc, char **argv, const char *shortopts,
 			 const struct option *longopts)
 {
+	char opts[64];
 	int c, taken;
 
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+	/* A leading ':' so that getopt says nothing and tells a missing value (':') from an
+	 * unknown option ('?'): option_error() says either in one line. */
+	snprintf(opts, sizeof(opts), ":%s", shortopts);
+	rc->argv = argv;
+	while ((c = getopt_long(argc, argv, opts, longopts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(rc->usage, stdout);
 			rc->status = 0;
@@ -104,9 +110,7 @@ int report_cmdline__next(struct report_cmdline *rc, int argc, char **argv, const
 
 int report_cmdline__needs(const struct report_cmdline *rc, const char *what)
 {
-	error("%s needs %s", rc->cmd, what);
-	fputs(rc->usage, stderr);
-	return 2;
+	return usage_error(rc->cmd, "needs %s", what);
 }
 
 struct trace *report_cmdline__open(struct report_cmdline *rc, int argc, char **argv)
