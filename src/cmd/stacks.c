@@ -92,7 +92,6 @@ int cmd_stacks(int argc, char **argv)
 		snap = stacks_session__sample(session);
 		if (!snap)
 			break;
-		snapshot__escape_names(snap);
 		if (fmt == OUTPUT_RAW)
 			output__raw(stdout, snap);
 		stack_agg__add(agg, snap);

@@ -16,6 +16,7 @@
 #include "snapshot/snapshot.h"
 #include "stacks/cmdline.h"
 #include "stacks/stacks.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 static const char usage_text[] =
@@ -48,7 +49,7 @@ struct top {
 	 * and for the latest sample only. */
 	struct stack_agg *cum[2], *last[2];
 	struct snapshot *snap; /* the latest sample */
-	char comm[16];
+	char comm[COMM_ESCAPED_SIZE];
 	bool kernel_captured;
 	bool show_kernel; /* --kernel */
 	struct tui_status st;
@@ -75,7 +76,6 @@ static int top__sample(struct top *tp)
 	snap = stacks_session__sample(tp->session);
 	if (!snap)
 		return -1;
-	snapshot__escape_names(snap);
 	tp->st.sample_ns = now_ns() - t0;
 	tp->st.capture_ns = snap->capture_ns;
 	tp->st.threads = snap->nr_threads;
@@ -87,7 +87,8 @@ static int top__sample(struct top *tp)
 		if (snap->threads[i].stall_ns > tp->st.stall_max_ns)
 			tp->st.stall_max_ns = snap->threads[i].stall_ns;
 	}
-	memcpy(tp->comm, snap->comm, sizeof(tp->comm));
+	name_escape(tp->comm, sizeof(tp->comm), snap->comm,
+		    strnlen(snap->comm, sizeof(snap->comm)));
 	tp->st.comm = tp->comm;
 	for (k = 0; k <= (int)tp->kernel_captured; k++) {
 		if (!tp->cum[k])
@@ -248,7 +249,6 @@ static int top__stream(struct top *tp)
 		snap = stacks_session__sample(tp->session);
 		if (!snap)
 			return 1;
-		snapshot__escape_names(snap);
 		if (tp->fmt == OUTPUT_RAW) {
 			output__raw(stdout, snap);
 		} else {

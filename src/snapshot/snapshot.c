@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "snapshot/snapshot.h"
-#include "util/escape.h"
 #include "util/util.h"
 
 struct snapshot *snapshot__new(pid_t pid)
@@ -38,15 +37,6 @@ void snapshot__delete(struct snapshot *snap)
 	}
 	free(snap->threads);
 	free(snap);
-}
-
-void snapshot__escape_names(struct snapshot *snap)
-{
-	size_t i;
-
-	name_escape_inplace(snap->comm, sizeof(snap->comm));
-	for (i = 0; i < snap->nr_threads; i++)
-		name_escape_inplace(snap->threads[i].name, sizeof(snap->threads[i].name));
 }
 
 struct thread_sample *snapshot__add_thread(struct snapshot *snap)

@@ -76,10 +76,6 @@ struct snapshot {
 struct snapshot *snapshot__new(pid_t pid);
 /* Accepts NULL. */
 void snapshot__delete(struct snapshot *snap);
-/* Escapes the process's and every thread's name in place (util/escape.h): they are the
- * target's to choose (prctl(PR_SET_NAME)), so every output shows them safely. Names that
- * need more than their 16 bytes once escaped lose their end. */
-void snapshot__escape_names(struct snapshot *snap);
 /* A zeroed slot for one more thread. */
 struct thread_sample *snapshot__add_thread(struct snapshot *snap);
 /* Drops the stack copies once the stacks have been unwound. */

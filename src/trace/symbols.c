@@ -13,6 +13,7 @@
 #include "trace/symbols.h"
 #include "trace/trace.h"
 #include "trace/u64map.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 struct snap {
@@ -94,11 +95,15 @@ static void check_build_ids(struct trace_symbols *s, const struct trace_maps *tm
 				if (now && strcmp(now, id)) {
 					u64map__slot(&s->warned, fnv1a_str(path, FNV1A_INIT),
 						     &created);
-					if (created)
+					if (created) {
+						char *shown = name_escape_dup(path);
+
 						warning("%s changed since the recording (build-id "
-							"%s, "
-							"recorded %s): its frames may be misnamed",
-							path, now, id);
+							"%s, recorded %s): its frames may be "
+							"misnamed",
+							shown, now, id);
+						free(shown);
+					}
 				}
 				dso__put(d);
 				break;

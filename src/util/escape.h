@@ -6,6 +6,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Room for a 16-byte comm (15 bytes and a NUL) once escaped: 4 characters a byte. */
+#define COMM_ESCAPED_SIZE (15 * 4 + 1)
+
 /* Whether len bytes of s would print as they are: valid UTF-8, with no control character
  * (C0, DEL, C1), no ';' (the folded stacks' frame separator) and no '\' (so that an
  * escape can't be forged). */

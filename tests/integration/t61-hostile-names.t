@@ -28,6 +28,11 @@ for mode in ptrace nostop; do
 		json | speedscope) chk "stacks $mode $fmt: safe, valid JSON" json "$TMP/s.$fmt" ;;
 		*) chk "stacks $mode $fmt: no control byte" text "$TMP/s.$fmt" ;;
 		esac
+		[ $fmt = text ] || continue
+		for want in '\\x01\\x02\\x03\\x04\\x05\\x06\\x07\\x08\\x09\\x0a\\x0b\\x0c\\x0d\\x0e\\x0f/' \
+			'\\x10\\x11\\x12\\x13\\x14\\x15\\x16\\x17\\x18\\x19\\x1a\\x1b\\x1c\\x1d\\x1e/' '\\x1f\\x7f/'; do
+			like "$(cat "$TMP/s.text")" "$want" "stacks $mode: the name $want shown whole"
+		done
 	done
 done
 timeout 20 "$SRVSCOPE" top -p "$FPID" -n 2 -i 50 | cat >"$TMP/top.text"
