@@ -205,6 +205,11 @@ int cmd_record(int argc, char **argv)
 		case 'o':
 			if (!*optarg)
 				return error("invalid value '' for -o: expected a file name"), 2;
+			if (!strcmp(optarg, "-"))
+				return usage_error("record",
+						   "-o -: a trace is written to a file (the "
+						   "reports map it), not to standard output; "
+						   "give a file name");
 			o.output = optarg;
 			break;
 		case OPT_FORCE:

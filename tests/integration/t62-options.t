@@ -36,6 +36,7 @@ usage_error "-i not a whole number" "invalid value '1e3' for -i: expected a whol
 	stacks -p 1 -i 1e3
 usage_error "-d beyond a double" "invalid value '1e999' for -d: must be between" \
 	record -a -d 1e999
+usage_error "record -o -" "^srvscope: record: -o -: a trace is written to a file" record -a -o -
 usage_error "record without a target" "^srvscope: record: needs exactly one target.*--help" record
 usage_error "sched without a file" "^srvscope: sched: needs one trace file.*--help" sched
 usage_error "unknown command" "unknown command 'frobnicate'" frobnicate
