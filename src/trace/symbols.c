@@ -238,6 +238,15 @@ const char *trace_symbols__kernel(struct trace_symbols *s, uint64_t addr)
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
 		name = buf;
 	}
+	/* The names come from the file, which anyone may have written: escaped like the
+	 * target's own names (the user-space ones are, by the symbolizer). */
+	if (!name_is_safe(name, strlen(name))) {
+		char *shown = name_escape_dup(name);
+		const char *r = intern(s, 0, addr, shown);
+
+		free(shown);
+		return r;
+	}
 	return intern(s, 0, addr, name);
 }
 
