@@ -17,18 +17,27 @@ as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 as_nobody ln -s "$TMP/victim" "$pub/link.trace"
 as_nobody sh -c "echo theirs >'$pub/file.trace'"
 
-for name in link file; do
-	f="$pub/$name.trace"
-	timeout 30 "$SRVSCOPE" record -d 0.2 -o "$f" -- true >/dev/null 2>"$TMP/err"
-	rc=$?
-	is "$rc" 1 "$name planted by nobody: record exits 1"
-	is "$(wc -l <"$TMP/err" | tr -d ' ')" 1 "$name: one line"
-	like "$(cat "$TMP/err")" "already exists.*--force" "$name: says it exists and what to do"
+# The same in nobody's own directory, where fs.protected_symlinks and fs.protected_regular
+# (which only guard sticky, world-writable directories) do not apply.
+own="$TMP/own"
+mkdir "$own" && chown nobody "$own"
+as_nobody ln -s "$TMP/victim" "$own/link.trace"
+as_nobody sh -c "echo theirs >'$own/file.trace'"
+
+for dir in "$pub" "$own"; do
+	for name in link file; do
+		f="$dir/$name.trace"
+		timeout 30 "$SRVSCOPE" record -d 0.2 -o "$f" -- true >/dev/null 2>"$TMP/err"
+		rc=$?
+		is "$rc" 1 "${dir##*/}/$name planted by nobody: record exits 1"
+		is "$(wc -l <"$TMP/err" | tr -d ' ')" 1 "${dir##*/}/$name: one line"
+		like "$(cat "$TMP/err")" "already exists.*--force" "${dir##*/}/$name: says it exists and what to do"
+	done
+	is "$(cat "$TMP/victim")" secret "${dir##*/}: the symlink's target is untouched"
+	is "$(readlink "$dir/link.trace")" "$TMP/victim" "${dir##*/}: the symlink is untouched"
+	is "$(cat "$dir/file.trace")" theirs "${dir##*/}: the existing file is untouched"
+	is "$(stat -c %U "$dir/file.trace")" nobody "${dir##*/}: and still nobody's"
 done
-is "$(cat "$TMP/victim")" secret "the symlink's target is untouched"
-is "$(readlink "$pub/link.trace")" "$TMP/victim" "the symlink is untouched"
-is "$(cat "$pub/file.trace")" theirs "the existing file is untouched"
-is "$(stat -c %U "$pub/file.trace")" nobody "and still nobody's"
 
 f="$pub/new.trace"
 timeout 30 "$SRVSCOPE" record -d 0.2 -o "$f" -- true >/dev/null 2>"$TMP/err"
