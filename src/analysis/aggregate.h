@@ -10,13 +10,14 @@
 #include <sys/types.h>
 
 #include "snapshot/snapshot.h"
+#include "util/escape.h"
 
 struct group_thread {
 	pid_t tid;
-	char name[16];
-	char state;	    /* from the latest sample of that thread */
-	long syscall;	    /* -1 when none */
-	unsigned int count; /* samples of this thread that fell into the group */
+	char name[COMM_ESCAPED_SIZE]; /* escaped (util/escape.h): the target's choice */
+	char state;		      /* from the latest sample of that thread */
+	long syscall;		      /* -1 when none */
+	unsigned int count;	      /* samples of this thread that fell into the group */
 };
 
 struct stack_group {
@@ -35,7 +36,7 @@ struct stall_stats {
 
 struct stack_agg {
 	pid_t pid;
-	char comm[16];
+	char comm[COMM_ESCAPED_SIZE]; /* escaped, as the threads' names */
 	const char *mode;
 	unsigned int samples;
 	unsigned int threads; /* largest thread count seen in one sample */

@@ -9,6 +9,7 @@
 #include "trace/syscalls.h"
 #include "trace/trace.h"
 #include "trace/u64map.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 #define TASK_REPORT_DEAD (0x10 | 0x20 | 0x80) /* EXIT_DEAD, EXIT_ZOMBIE, TASK_DEAD */
@@ -108,6 +109,7 @@ static void on_waking(struct thr *th, const struct rec *e)
 	switch (ep->wake_kind) {
 	case WAKE_TASK:
 		memcpy(ep->waker_name, e->wk.u.comm, sizeof(ep->waker_name));
+		name_escape_inplace(ep->waker_name, sizeof(ep->waker_name));
 		ep->waker_name[sizeof(ep->waker_name) - 1] = '\0';
 		break;
 	case WAKE_HARDIRQ:

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd/cmd.h"
 #include "bpf/record.h"
@@ -21,7 +22,10 @@ static const char usage_text[] =
 	"  -a, --all              every task on the system\n"
 	"  -d, --duration SECS    stop after SECS seconds (default: at Ctrl-C, or when the\n"
 	"                         command or every target process has exited)\n"
-	"  -o, --output FILE      trace file (default " RECORD_DEFAULT_OUTPUT ")\n"
+	"  -o, --output FILE      trace file (default " RECORD_DEFAULT_OUTPUT "), created with\n"
+	"                         mode 0600; never written through a symbolic link\n"
+	"      --force            replace FILE if it exists (by default an existing FILE is\n"
+	"                         left alone and record stops)\n"
 	"      --on-cpu[=HZ]      also sample on-CPU stacks, HZ times a second (cpu-clock,\n"
 	"                         default 99)\n"
 	"  -F, --freq HZ          the same as --on-cpu=HZ\n"
@@ -151,13 +155,15 @@ int cmd_record(int argc, char **argv)
 		OPT_ON_CPU,
 		OPT_STACK_REFRESH,
 		OPT_READ_TIMER,
-		OPT_CALL_GRAPH
+		OPT_CALL_GRAPH,
+		OPT_FORCE
 	};
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"all", no_argument, NULL, 'a'},
 		{"duration", required_argument, NULL, 'd'},
 		{"output", required_argument, NULL, 'o'},
+		{"force", no_argument, NULL, OPT_FORCE},
 		{"on-cpu", optional_argument, NULL, OPT_ON_CPU},
 		{"freq", required_argument, NULL, 'F'},
 		{"buffer-size", required_argument, NULL, OPT_BUFFER},
@@ -178,11 +184,12 @@ int cmd_record(int argc, char **argv)
 		.stack_refresh_ms = 100,
 		.ustack_dump_bytes = RECORD_DEFAULT_DUMP,
 	};
+	struct stat st;
 	char *cmdline;
 	long hz;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "+p:ad:o:F:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:ad:o:F:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse_pids(optarg, &o))
@@ -198,7 +205,15 @@ int cmd_record(int argc, char **argv)
 		case 'o':
 			if (!*optarg)
 				return error("invalid value '' for -o: expected a file name"), 2;
+			if (!strcmp(optarg, "-"))
+				return usage_error("record",
+						   "-o -: a trace is written to a file (the "
+						   "reports map it), not to standard output; "
+						   "give a file name");
 			o.output = optarg;
+			break;
+		case OPT_FORCE:
+			o.force = true;
 			break;
 		case 'F':
 		case OPT_ON_CPU:
@@ -245,16 +260,24 @@ int cmd_record(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		default:
-			fputs(usage_text, stderr);
-			return 2;
+			return option_error("record", c, argv);
 		}
 	}
 	if (optind < argc)
 		o.argv = argv + optind;
 	if ((o.nr_pids > 0) + o.all + (o.argv != NULL) != 1) {
-		error("record needs exactly one target: -p PID, -a, or -- COMMAND ARGS...");
+		usage_error("record",
+			    "needs exactly one target: -p PID, -a, or -- COMMAND ARGS...");
 		free(o.pids);
-		return 2;
+		return EXIT_USAGE;
+	}
+	/* Said before loading anything; the creation itself (O_EXCL) is what keeps it safe. */
+	if (!o.force && lstat(o.output, &st) == 0) {
+		error("cannot create '%s': %s already exists (not replaced: add --force to "
+		      "replace it, or choose another -o)",
+		      o.output, S_ISLNK(st.st_mode) ? "a symbolic link by that name" : "it");
+		free(o.pids);
+		return 1;
 	}
 	cmdline = join_args(argc, argv);
 	o.cmdline = cmdline;

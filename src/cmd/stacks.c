@@ -50,7 +50,7 @@ int cmd_stacks(int argc, char **argv)
 	int c, ret = 1;
 
 	stacks_cmdline__init(&cl);
-	while ((c = getopt_long(argc, argv, "p:n:i:f:kqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:n:i:f:kqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			if (parse_long("-n", optarg, 1, 1000000, &samples))
@@ -67,12 +67,13 @@ int cmd_stacks(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
+		case '?':
+		case ':':
+			return option_error("stacks", c, argv);
 		default:
 			c = stacks_cmdline__option(&cl, c, optarg);
 			if (c == 1)
 				break;
-			if (c == 0)
-				fputs(usage_text, stderr);
 			return 2;
 		}
 	}

@@ -16,6 +16,7 @@
 #include "snapshot/snapshot.h"
 #include "stacks/cmdline.h"
 #include "stacks/stacks.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 static const char usage_text[] =
@@ -48,7 +49,7 @@ struct top {
 	 * and for the latest sample only. */
 	struct stack_agg *cum[2], *last[2];
 	struct snapshot *snap; /* the latest sample */
-	char comm[16];
+	char comm[COMM_ESCAPED_SIZE];
 	bool kernel_captured;
 	bool show_kernel; /* --kernel */
 	struct tui_status st;
@@ -86,7 +87,8 @@ static int top__sample(struct top *tp)
 		if (snap->threads[i].stall_ns > tp->st.stall_max_ns)
 			tp->st.stall_max_ns = snap->threads[i].stall_ns;
 	}
-	memcpy(tp->comm, snap->comm, sizeof(tp->comm));
+	name_escape(tp->comm, sizeof(tp->comm), snap->comm,
+		    strnlen(snap->comm, sizeof(snap->comm)));
 	tp->st.comm = tp->comm;
 	for (k = 0; k <= (int)tp->kernel_captured; k++) {
 		if (!tp->cum[k])
@@ -289,7 +291,7 @@ int cmd_top(int argc, char **argv)
 	stacks_cmdline__init(&tp.cl);
 	tp.interval_ms = 1000;
 	tp.fmt = OUTPUT_RAW;
-	while ((c = getopt_long(argc, argv, "p:i:n:f:kqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:i:n:f:kqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			if (parse_long("-i", optarg, 10, 3600000, &tp.interval_ms))
@@ -307,12 +309,13 @@ int cmd_top(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
+		case '?':
+		case ':':
+			return option_error("top", c, argv);
 		default:
 			c = stacks_cmdline__option(&tp.cl, c, optarg);
 			if (c == 1)
 				break;
-			if (c == 0)
-				fputs(usage_text, stderr);
 			return 2;
 		}
 	}

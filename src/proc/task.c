@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "proc/task.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 #define PF_KTHREAD 0x00200000
@@ -116,7 +117,7 @@ int proc__check_target(pid_t pid, char *comm, bool allow_traced)
 {
 	struct task_stat st;
 	pid_t tracer;
-	char path[64], tcomm[64] = "?";
+	char path[64], tcomm[64] = "?", name[COMM_ESCAPED_SIZE], tname[COMM_ESCAPED_SIZE];
 	int err;
 
 	if (pid <= 0)
@@ -128,24 +129,26 @@ int proc__check_target(pid_t pid, char *comm, bool allow_traced)
 		return error("cannot read /proc/%d/stat: %s", pid, strerror(-err)), err;
 	if (comm)
 		memcpy(comm, st.comm, sizeof(st.comm));
+	/* The name is the process's own choice: escaped before it reaches a terminal. */
+	name_escape(name, sizeof(name), st.comm, strlen(st.comm));
 	if (st.flags & PF_KTHREAD)
 		return error("%d (%s) is a kernel thread: it has no user-space stack to show; "
 			     "pick a user process",
-			     pid, st.comm),
+			     pid, name),
 		       -EINVAL;
 	if (pid == getpid())
 		return error("%d is srvscope itself: pick another process", pid), -EINVAL;
 	if (st.state == 'Z' || st.state == 'X')
-		return error("%d (%s) has exited (zombie): nothing to sample", pid, st.comm),
-		       -ESRCH;
+		return error("%d (%s) has exited (zombie): nothing to sample", pid, name), -ESRCH;
 	read_tracer(pid, &tracer);
 	if (tracer && tracer != getpid() && !allow_traced) {
 		snprintf(path, sizeof(path), "/proc/%d/comm", tracer);
 		if (read_file(path, tcomm, sizeof(tcomm)) > 0)
 			tcomm[strcspn(tcomm, "\n")] = '\0';
+		name_escape(tname, sizeof(tname), tcomm, strlen(tcomm));
 		return error("%d (%s) is already traced by %d (%s): detach that tracer "
 			     "(quit gdb/strace) and try again, or use --mode=nostop",
-			     pid, st.comm, tracer, tcomm),
+			     pid, name, tracer, tname),
 		       -EBUSY;
 	}
 	return 0;

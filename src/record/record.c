@@ -34,6 +34,7 @@
 #include "trace/trace.h"
 #include "trace/u64map.h"
 #include "unwind/unwind.h"
+#include "util/safefile.h"
 #include "util/util.h"
 
 #define POLL_MS	 20
@@ -717,11 +718,11 @@ int record__run(const struct record_opts *o)
 
 	r.start_ns = now_ns();
 	fill_header(&hdr, &r);
-	r.w = trace_writer__open(o->output, &hdr);
+	r.w = trace_writer__open(o->output, o->force, &hdr);
 	rec_procs__init(&r.procs, r.w, o->all);
 	if (!r.w) {
 		err = -errno;
-		error("cannot create '%s': %s", o->output, strerror(errno));
+		error("cannot create '%s': %s", o->output, safefile__strerror(errno));
 		goto out_destroy;
 	}
 	if (o->argv) {

@@ -14,6 +14,7 @@
 #include "symbol/perfmap.h"
 #include "symbol/proc_root.h"
 #include "symbol/symbolizer.h"
+#include "util/escape.h"
 #include "util/strpool.h"
 #include "util/util.h"
 
@@ -241,6 +242,21 @@ static const char *map_name(const struct map_entry *m)
 	return m->path;
 }
 
+/* Every name handed out comes from the target (its binaries' symbols, the paths it maps,
+ * its JIT's map): escaped once here, so that no output can be driven by it. */
+static const char *intern_name(struct symbolizer *s, const char *name)
+{
+	const char *r;
+	char *esc;
+
+	if (name_is_safe(name, strlen(name)))
+		return strpool__intern(s->pool, name);
+	esc = name_escape_dup(name);
+	r = strpool__intern(s->pool, esc);
+	free(esc);
+	return r;
+}
+
 static void resolve_user(struct symbolizer *s, uint64_t addr, struct sym_result *out)
 {
 	struct map_entry *m = s->maps ? proc_maps__find(s->maps, addr) : NULL;
@@ -263,9 +279,9 @@ static void resolve_user(struct symbolizer *s, uint64_t addr, struct sym_result 
 	if (dso) {
 		uint64_t vaddr = addr - (uint64_t)dso__load_bias(dso, m);
 
-		out->module = strpool__intern(s->pool, dso__path(dso));
+		out->module = intern_name(s, dso__path(dso));
 		if (dso__symbolize(dso, vaddr, &name, &off) == 0) {
-			out->symbol = strpool__intern(s->pool, name);
+			out->symbol = intern_name(s, name);
 			out->offset = off;
 		} else {
 			out->offset = vaddr;
@@ -274,13 +290,13 @@ static void resolve_user(struct symbolizer *s, uint64_t addr, struct sym_result 
 	}
 	/* Generated code: anonymous, a named anonymous region, or a memfd that is not ELF. */
 	if (m && (m->prot & PROT_EXEC) && (name = perfmap_lookup(s, addr, &off))) {
-		out->symbol = strpool__intern(s->pool, name);
+		out->symbol = intern_name(s, name);
 		out->module = "[jit]";
 		out->offset = off;
 		return;
 	}
 	if (m && map_name(m)) {
-		out->module = strpool__intern(s->pool, map_name(m));
+		out->module = intern_name(s, map_name(m));
 		out->offset = addr - m->start + m->pgoff;
 		return;
 	}

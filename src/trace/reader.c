@@ -16,6 +16,8 @@
 
 #include "trace/trace.h"
 #include "trace/u64map.h"
+#include "util/escape.h"
+#include "util/safefile.h"
 #include "util/util.h"
 
 _Static_assert(sizeof(struct rec) == REC_SIZE, "trace records are 64 bytes");
@@ -493,19 +495,15 @@ struct trace *trace__open(const char *path, char *err, size_t errlen)
 	struct trace *t;
 	struct stat st;
 	void *map;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = safefile__open_read(path, &st);
 
 	if (fd < 0) {
-		int e = errno;
-
-		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(e));
-		errno = e;
-		return NULL;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "'%s' is not a regular file", path);
-		close(fd);
-		errno = EINVAL;
+		if (fd == -EINVAL || fd == -EISDIR)
+			snprintf(err, errlen, "'%s' is %s, not a trace file", path,
+				 safefile__kind(st.st_mode));
+		else
+			snprintf(err, errlen, "cannot open '%s': %s", path, strerror(-fd));
+		errno = -fd;
 		return NULL;
 	}
 	if (st.st_size < (off_t)sizeof(struct trace_file_header)) {
@@ -645,7 +643,8 @@ const char *trace__fd_desc(const struct trace *t, uint32_t pid, int32_t fd, uint
 	}
 	if (best == SIZE_MAX)
 		return NULL;
-	snprintf(buf, sizeof(buf), "%.*s", (int)t->fds[best].len, t->fds[best].desc);
+	/* A path the target opened: its name is the target's choice. */
+	name_escape(buf, sizeof(buf), t->fds[best].desc, t->fds[best].len);
 	return buf;
 }
 

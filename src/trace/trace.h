@@ -89,8 +89,10 @@ struct trace_end {
 
 struct trace_writer;
 
-/* Creates (truncates) path and writes the header. NULL with errno set on failure. */
-struct trace_writer *trace_writer__open(const char *path, const struct trace_file_header *hdr);
+/* Creates path (mode 0600, never through a symlink; an existing file is replaced only with
+ * force, see safefile__create) and writes the header. NULL with errno set on failure. */
+struct trace_writer *trace_writer__open(const char *path, bool force,
+					const struct trace_file_header *hdr);
 /* Buffers events and stacks until the next flush. */
 void trace_writer__add_event(struct trace_writer *w, const struct rec *r);
 void trace_writer__add_stack(struct trace_writer *w, uint64_t id, bool user, const uint64_t *ips,

@@ -11,6 +11,7 @@
 #include <zstd.h>
 
 #include "trace/trace.h"
+#include "util/safefile.h"
 #include "util/util.h"
 
 struct buf {
@@ -60,15 +61,20 @@ static int write_all(int fd, struct iovec *iov, int n)
 	return 0;
 }
 
-struct trace_writer *trace_writer__open(const char *path, const struct trace_file_header *hdr)
+struct trace_writer *trace_writer__open(const char *path, bool force,
+					const struct trace_file_header *hdr)
 {
 	struct trace_writer *w;
 	struct iovec iov = { (void *)hdr, sizeof(*hdr) };
 	int fd, err;
 
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
+	/* Written in place (not renamed at the end), so that a recording killed at any
+	 * moment leaves its file: O_EXCL and O_NOFOLLOW keep that safe in a shared /tmp. */
+	fd = safefile__create(path, SAFEFILE_MODE, force);
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
+	}
 	err = write_all(fd, &iov, 1);
 	if (err) {
 		close(fd);
