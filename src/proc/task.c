@@ -45,7 +45,7 @@ int proc_tasks__list(pid_t pid, pid_t **out)
 
 /* Parses the text of a stat file: "tid (comm) S ppid ...". The comm may contain spaces
  * and parentheses, so the state follows the last ')'. */
-static int parse_stat(const char *buf, struct task_stat *st)
+int proc_task__parse_stat(const char *buf, struct task_stat *st)
 {
 	const char *open = strchr(buf, '('), *close = strrchr(buf, ')');
 	size_t len;
@@ -82,7 +82,7 @@ int proc_task__stat(pid_t pid, pid_t tid, struct task_stat *st)
 		return -ESRCH;
 	if (n < 0)
 		return n;
-	return parse_stat(buf, st);
+	return proc_task__parse_stat(buf, st);
 }
 
 char *proc_task__kstack(pid_t pid, pid_t tid)
@@ -112,6 +112,87 @@ static void read_tracer(pid_t pid, pid_t *tracer)
 		*tracer = atoi(p + 11);
 }
 
+pid_t proc__live_tid(pid_t pid)
+{
+	struct task_stat st;
+	pid_t *tids = NULL, found = -ESRCH;
+	int n, i;
+
+	if (proc_task__stat(pid, pid, &st) == 0 && st.state != 'Z' && st.state != 'X')
+		return pid;
+	n = proc_tasks__list(pid, &tids);
+	for (i = 0; i < n && found < 0; i++)
+		if (proc_task__stat(pid, tids[i], &st) == 0 && st.state != 'Z' && st.state != 'X')
+			found = tids[i];
+	free(tids);
+	return found;
+}
+
+static unsigned long long read_caps(pid_t pid)
+{
+	char path[64], buf[4096], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (read_file(path, buf, sizeof(buf)) < 0 || !(p = strstr(buf, "\nCapPrm:")))
+		return 0;
+	return strtoull(p + 8, NULL, 16);
+}
+
+/* The capabilities whose lack most often makes root unable to trace a process. */
+static const char *const cap_names[] = {
+	[0] = "cap_chown",	[1] = "cap_dac_override",  [2] = "cap_dac_read_search",
+	[5] = "cap_kill",	[6] = "cap_setgid",	   [7] = "cap_setuid",
+	[12] = "cap_net_admin", [13] = "cap_net_raw",	   [19] = "cap_sys_ptrace",
+	[21] = "cap_sys_admin", [24] = "cap_sys_resource", [25] = "cap_sys_time",
+	[38] = "cap_perfmon",	[39] = "cap_bpf",	   [40] = "cap_checkpoint_restore",
+};
+
+int proc__denied_error(pid_t pid)
+{
+	unsigned long long mine = read_caps(getpid()), theirs = read_caps(pid), missing;
+	char names[256] = "", scope[16] = "";
+	struct task_stat st = {.comm = "?"};
+	size_t len = 0;
+	int b;
+
+	proc_task__stat(pid, pid, &st);
+	if (read_file("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof(scope)) > 0 &&
+	    atoi(scope) == 3)
+		return error("cannot look at %d (%s): the kernel forbids all tracing "
+			     "(kernel.yama.ptrace_scope = 3, which only a reboot undoes)",
+			     pid, st.comm),
+		       -EPERM;
+	missing = theirs & ~mine;
+	if (geteuid() == 0 && missing) {
+		for (b = 0; b < 64 && len < sizeof(names) - 32; b++) {
+			if (!(missing >> b & 1))
+				continue;
+			if (b < (int)ARRAY_SIZE(cap_names) && cap_names[b])
+				len += snprintf(names + len, sizeof(names) - len, "%s%s",
+						len ? ", " : "", cap_names[b]);
+			else
+				len += snprintf(names + len, sizeof(names) - len, "%scap %d",
+						len ? ", " : "", b);
+		}
+		return error("cannot look at %d (%s): it holds capabilities srvscope lacks (%s), "
+			     "and the kernel lets only a tracer holding all of them read it; run "
+			     "srvscope with them (e.g. outside this container)",
+			     pid, st.comm, names),
+		       -EPERM;
+	}
+	if (geteuid() == 0)
+		return error("cannot look at %d (%s): the kernel refused (another user namespace, "
+			     "or a security module such as Yama, SELinux or AppArmor); run "
+			     "srvscope "
+			     "where the target's namespace and policy allow tracing it",
+			     pid, st.comm),
+		       -EPERM;
+	return error("cannot look at %d (%s): permission denied (run as root or grant "
+		     "CAP_SYS_PTRACE)",
+		     pid, st.comm),
+	       -EPERM;
+}
+
 int proc__check_target(pid_t pid, char *comm, bool allow_traced)
 {
 	struct task_stat st;
@@ -135,7 +216,8 @@ int proc__check_target(pid_t pid, char *comm, bool allow_traced)
 		       -EINVAL;
 	if (pid == getpid())
 		return error("%d is srvscope itself: pick another process", pid), -EINVAL;
-	if (st.state == 'Z' || st.state == 'X')
+	/* A leader that called pthread_exit is a zombie while its other threads run on. */
+	if ((st.state == 'Z' || st.state == 'X') && proc__live_tid(pid) < 0)
 		return error("%d (%s) has exited (zombie): nothing to sample", pid, st.comm),
 		       -ESRCH;
 	read_tracer(pid, &tracer);
