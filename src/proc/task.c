@@ -128,68 +128,54 @@ pid_t proc__live_tid(pid_t pid)
 	return found;
 }
 
-static unsigned long long read_caps(pid_t pid)
+static unsigned long long read_caps(pid_t pid, const char *field)
 {
 	char path[64], buf[4096], *p;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	if (read_file(path, buf, sizeof(buf)) < 0 || !(p = strstr(buf, "\nCapPrm:")))
+	if (read_file(path, buf, sizeof(buf)) < 0 || !(p = strstr(buf, field)))
 		return 0;
-	return strtoull(p + 8, NULL, 16);
+	return strtoull(p + strlen(field), NULL, 16);
 }
 
-/* The capabilities whose lack most often makes root unable to trace a process. */
-static const char *const cap_names[] = {
-	[0] = "cap_chown",	[1] = "cap_dac_override",  [2] = "cap_dac_read_search",
-	[5] = "cap_kill",	[6] = "cap_setgid",	   [7] = "cap_setuid",
-	[12] = "cap_net_admin", [13] = "cap_net_raw",	   [19] = "cap_sys_ptrace",
-	[21] = "cap_sys_admin", [24] = "cap_sys_resource", [25] = "cap_sys_time",
-	[38] = "cap_perfmon",	[39] = "cap_bpf",	   [40] = "cap_checkpoint_restore",
-};
+#define CAP_SYS_PTRACE_BIT 19
 
 int proc__denied_error(pid_t pid)
 {
-	unsigned long long mine = read_caps(getpid()), theirs = read_caps(pid), missing;
-	char names[256] = "", scope[16] = "";
+	unsigned long long mine = read_caps(getpid(), "\nCapEff:");
+	unsigned long long missing = read_caps(pid, "\nCapPrm:") & ~mine;
+	char scope[16] = "", lsm[128] = "";
 	struct task_stat st = {.comm = "?"};
-	size_t len = 0;
-	int b;
 
 	proc_task__stat(pid, pid, &st);
+	if (!(mine >> CAP_SYS_PTRACE_BIT & 1)) {
+		if (geteuid() == 0 && missing)
+			return error("cannot look at %d (%s): srvscope runs without "
+				     "CAP_SYS_PTRACE, "
+				     "and the target holds capabilities it lacks (mask %llx); run "
+				     "it "
+				     "with CAP_SYS_PTRACE (e.g. outside this container)",
+				     pid, st.comm, missing),
+			       -EPERM;
+		return error("cannot look at %d (%s): permission denied (run as root or grant "
+			     "CAP_SYS_PTRACE)",
+			     pid, st.comm),
+		       -EPERM;
+	}
 	if (read_file("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof(scope)) > 0 &&
 	    atoi(scope) == 3)
 		return error("cannot look at %d (%s): the kernel forbids all tracing "
 			     "(kernel.yama.ptrace_scope = 3, which only a reboot undoes)",
 			     pid, st.comm),
 		       -EPERM;
-	missing = theirs & ~mine;
-	if (geteuid() == 0 && missing) {
-		for (b = 0; b < 64 && len < sizeof(names) - 32; b++) {
-			if (!(missing >> b & 1))
-				continue;
-			if (b < (int)ARRAY_SIZE(cap_names) && cap_names[b])
-				len += snprintf(names + len, sizeof(names) - len, "%s%s",
-						len ? ", " : "", cap_names[b]);
-			else
-				len += snprintf(names + len, sizeof(names) - len, "%scap %d",
-						len ? ", " : "", b);
-		}
-		return error("cannot look at %d (%s): it holds capabilities srvscope lacks (%s), "
-			     "and the kernel lets only a tracer holding all of them read it; run "
-			     "srvscope with them (e.g. outside this container)",
-			     pid, st.comm, names),
-		       -EPERM;
-	}
-	if (geteuid() == 0)
-		return error("cannot look at %d (%s): the kernel refused (another user namespace, "
-			     "or a security module such as Yama, SELinux or AppArmor); run "
-			     "srvscope "
-			     "where the target's namespace and policy allow tracing it",
-			     pid, st.comm),
-		       -EPERM;
-	return error("cannot look at %d (%s): permission denied (run as root or grant "
-		     "CAP_SYS_PTRACE)",
-		     pid, st.comm),
+	/* With CAP_SYS_PTRACE only a security module or a user namespace we hold no
+	 * capability over can refuse (a sandbox or container manager guarding its agent). */
+	if (read_file("/sys/kernel/security/lsm", lsm, sizeof(lsm)) > 0)
+		lsm[strcspn(lsm, "\n")] = '\0';
+	return error("cannot look at %d (%s): the kernel refuses even with CAP_SYS_PTRACE: a "
+		     "security module%s%s%s or a user namespace outside ours protects it; "
+		     "pick another process, or run srvscope where that policy allows it",
+		     pid, st.comm, lsm[0] ? " (" : "", lsm, lsm[0] ? " are active)" : ""),
 	       -EPERM;
 }
 

@@ -36,8 +36,8 @@ int proc__check_target(pid_t pid, char *comm, bool allow_traced);
  * are the process's). Returns -ESRCH when every thread has exited. */
 pid_t proc__live_tid(pid_t pid);
 
-/* Prints why the kernel denies looking at pid (missing capabilities, Yama, another user
- * namespace, or not root), in one line saying what to do. Returns -EPERM. */
+/* Prints why the kernel denies looking at pid (no CAP_SYS_PTRACE, Yama, or a security
+ * module or user namespace that protects it), in one line saying what to do. -EPERM. */
 int proc__denied_error(pid_t pid);
 
 #endif

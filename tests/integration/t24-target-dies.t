@@ -26,7 +26,19 @@ like "$out" "$orphans" "top serves it"
 "$SRVSCOPE" record -p "$FPID" -d 0.5 -o "$TMP/leaderless.trace" >/dev/null 2>&1
 out=$("$SRVSCOPE" blocking "$TMP/leaderless.trace" 2>&1)
 like "$out" "task orphan \\[pid $FPID" "record serves it: blocking shows its threads' waits"
+# top and stacks agree when the target exits under them: status 0 and one notice, since
+# what they have shown is good (docs/srvscope.1, EXIT STATUS).
+"$SRVSCOPE" top -p "$FPID" -n 100000 -i 10 -f folded >/dev/null 2>"$TMP/top.err" &
+tp=$!
+"$SRVSCOPE" stacks -p "$FPID" -n 100000 -i 10 -f folded >/dev/null 2>"$TMP/stacks.err" &
+sp=$!
+sleep 0.5
 kill -KILL "$FPID"
+wait "$tp"; trc=$?
+wait "$sp"; src=$?
+is "$trc $src" "0 0" "top and stacks both exit 0 when the target exits after samples"
+like "$(cat "$TMP/top.err")" "^srvscope: process $FPID \\(leaderless\\) exited after [0-9]+ samples\$" "top says the process exited, in one line"
+like "$(cat "$TMP/stacks.err")" "^srvscope: process $FPID \\(leaderless\\) exited after [0-9]+ samples\$" "stacks says the same"
 _pids=""
 modes=(${KILL_MODES:-"--consistent" "--mode=ptrace" "--mode=nostop" "record"})
 still="" slow=0 unclear=0 unreaped=0 sanitizer=0 badrc=0 early=0
