@@ -47,7 +47,7 @@ int cmd_stacks(int argc, char **argv)
 	struct stack_agg *agg;
 	long samples = 1, interval = 100, s;
 	enum output_format fmt = OUTPUT_TEXT;
-	int c, ret = 1;
+	int c, ret = 0;
 
 	stacks_cmdline__init(&cl);
 	while ((c = getopt_long(argc, argv, ":p:n:i:f:kqh", longopts, NULL)) != -1) {
@@ -90,8 +90,10 @@ int cmd_stacks(int argc, char **argv)
 		if (s)
 			stacks_cmdline__sleep_ms(interval);
 		snap = stacks_session__sample(session);
-		if (!snap)
+		if (!snap) {
+			ret = stacks_session__exit_status(session, s);
 			break;
+		}
 		if (fmt == OUTPUT_RAW)
 			output__raw(stdout, snap);
 		stack_agg__add(agg, snap);
@@ -111,7 +113,6 @@ int cmd_stacks(int argc, char **argv)
 			snprintf(name, sizeof(name), "srvscope stacks -p %d", (int)cl.pid);
 			output__speedscope(stdout, agg, name);
 		}
-		ret = 0;
 	}
 	stack_agg__delete(agg);
 	stacks_session__delete(session);

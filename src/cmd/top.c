@@ -171,7 +171,7 @@ static int top__screen(struct top *tp)
 
 		if (!tp->st.paused && now >= next) {
 			if (top__sample(tp) < 0) {
-				ret = 1;
+				ret = stacks_session__exit_status(tp->session, refreshes);
 				break;
 			}
 			next += tp->interval_ms * 1000000ull;
@@ -248,7 +248,7 @@ static int top__stream(struct top *tp)
 			break;
 		snap = stacks_session__sample(tp->session);
 		if (!snap)
-			return 1;
+			return stacks_session__exit_status(tp->session, i);
 		if (tp->fmt == OUTPUT_RAW) {
 			output__raw(stdout, snap);
 		} else {

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Bad input gets one line that says what to do, and a non-zero exit; a stopped target
-# stays stopped; a target traced by someone else is refused.
+# stays stopped; a target traced by someone else is refused in ptrace mode.
 . "$(dirname "$0")/lib.sh"
 need_root
 
@@ -39,6 +39,11 @@ gdb -q -p "$FPID" -batch -ex 'shell sleep 4' >/dev/null 2>&1 &
 gdbpid=$!
 for _ in $(seq 100); do [ "$(tracer_of "$FPID")" != 0 ] && break; sleep 0.05; done
 one_line_error "traced by gdb" "already traced by [0-9]+ \(gdb\)" stacks -p "$FPID" --mode=ptrace
+# The default mode does not need to attach: it serves the traced process in nostop mode.
+out=$("$SRVSCOPE" stacks -p "$FPID" -f folded 2>"$TMP/err")
+is "$?" 0 "traced by gdb, default mode: works"
+like "$out" "main;" "traced by gdb, default mode: the stacks are there"
+is "$(cat "$TMP/err")" "" "traced by gdb, default mode: nothing on stderr"
 wait "$gdbpid"
 for _ in $(seq 100); do [ "$(tracer_of "$FPID")" = 0 ] && break; sleep 0.05; done
 
