@@ -13,16 +13,19 @@ mkdir "$pub" && chmod 1777 "$pub"
 echo secret >"$TMP/victim"
 chmod 644 "$TMP/victim"
 chmod 755 "$TMP"
-as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
-as_nobody ln -s "$TMP/victim" "$pub/link.trace"
-as_nobody sh -c "echo theirs >'$pub/file.trace'"
+# Planted by root and given to nobody (chown -h): the same files as nobody would make, also
+# on a machine where nobody cannot reach $TMP (a fresh machine's / can be 0700).
+plant() { # plant DIR: a symlink to the victim and a file of nobody's in DIR
+	ln -s "$TMP/victim" "$1/link.trace" && chown -h nobody:nogroup "$1/link.trace" &&
+		echo theirs >"$1/file.trace" && chown nobody:nogroup "$1/file.trace"
+}
+plant "$pub"
 
 # The same in nobody's own directory, where fs.protected_symlinks and fs.protected_regular
 # (which only guard sticky, world-writable directories) do not apply.
 own="$TMP/own"
 mkdir "$own" && chown nobody "$own"
-as_nobody ln -s "$TMP/victim" "$own/link.trace"
-as_nobody sh -c "echo theirs >'$own/file.trace'"
+plant "$own"
 
 for dir in "$pub" "$own"; do
 	for name in link file; do
