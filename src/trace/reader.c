@@ -624,10 +624,17 @@ static void read_section(struct trace *t, const struct trace_section *s, const c
 
 	if (t->hdr.version >= 2 && s->payload_crc != crc32(0, (const Bytef *)p, s->size)) {
 		si->damaged = true;
-		damaged(t, off, s->type,
-			"%s section at offset %" PRIu64
-			" is damaged (checksum mismatch): skipped; %s",
-			section_name(s->type), off, section_cost(s->type));
+		if (s->type == SEC_EVENTS && !(s->flags & SECF_ZSTD))
+			damaged(t, off, s->type,
+				"events section at offset %" PRIu64
+				" is damaged (checksum mismatch): "
+				"skipped; its %" PRIu64 " events are missing from every report",
+				off, s->size / REC_SIZE);
+		else
+			damaged(t, off, s->type,
+				"%s section at offset %" PRIu64
+				" is damaged (checksum mismatch): skipped; %s",
+				section_name(s->type), off, section_cost(s->type));
 		return;
 	}
 	if (s->flags & SECF_ZSTD)
