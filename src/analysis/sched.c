@@ -124,7 +124,7 @@ void sched__analyze(const struct trace *t, struct sched_report *r)
 				break;
 			k = task(&s, e->h.tid, e->h.pid);
 			if (e->h.type == REC_WAKEUP_NEW)
-				k->clock.born = !k->clock.charged;
+				sched_clock__born(&k->clock);
 			if (!k->on_since && !k->ready_since)
 				k->ready_since = e->h.ts;
 			break;

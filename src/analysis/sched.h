@@ -44,6 +44,13 @@ struct sched_report {
 /* Fills r from t. Tasks are the recorded targets (every task but the idle ones with -a). */
 void sched__analyze(const struct trace *t, struct sched_report *r);
 void sched_report__free(struct sched_report *r);
+/* A new task (REC_WAKEUP_NEW): the kernel has charged it nothing yet. Also forgets what a
+ * task that had the same tid before was charged. */
+static inline void sched_clock__born(struct sched_clock *c)
+{
+	c->charged = 0;
+	c->born = true;
+}
 /* The CPU time of the on-CPU interval that switch-out e ends, which began at on_since (0:
  * not seen): the difference of the kernel's sum_exec_runtime since the thread's previous
  * switch-out (or since its birth), else (version 1, or no previous switch-out) the

@@ -88,7 +88,7 @@ void timeline__build(const struct trace *t, const struct block_filter *f, struct
 
 		if (e->h.type == REC_WAKEUP_NEW && e->h.tid) {
 			r = run_of(&b, e->h.tid, e->h.pid);
-			r->clock.born = !r->clock.charged;
+			sched_clock__born(&r->clock);
 		}
 		if (e->h.type != REC_SWITCH)
 			continue;
