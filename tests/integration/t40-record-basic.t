@@ -95,7 +95,7 @@ check "sched reads a trace whose kallsyms and stacks are damaged" [ $rc -eq 0 ]
 check "with the same report" cmp -s "$TMP/sched.good" "$TMP/sched.bad2"
 is "$(printf '%s\n' "$err" | grep -cE "(kallsyms|stacks) section at offset [0-9]+ is damaged \(checksum mismatch\): skipped")" \
 	"$nsec" "one line per damaged section ($nsec)"
-like "$err" "stacks section at offset [0-9]+ is damaged \(checksum mismatch\): skipped; frames of its stacks will show as \[unknown\]" \
+like "$err" "stacks section at offset [0-9]+ is damaged \(checksum mismatch\): skipped; the episodes and samples whose stacks it held show no frames" \
 	"the line says what the damage costs"
 err=$("$SRVSCOPE" flame "$f" --kind=sideways 2>&1)
 like "$err" "invalid value 'sideways' for --kind" "flame names a bad --kind"

@@ -226,8 +226,8 @@ static void corrupt(void)
 		   t->nr_fds == 2 && t->ended,
 	   "a damaged stacks section: the rest is read");
 	snprintf(line, sizeof(line),
-		 "stacks section at offset %zu is damaged (checksum mismatch): skipped; frames of "
-		 "its stacks will show as [unknown]",
+		 "stacks section at offset %zu is damaged (checksum mismatch): skipped; the "
+		 "episodes and samples whose stacks it held show no frames",
 		 off);
 	if (ok(t && t->nr_damage == 1, "one damage line"))
 		is_str(t->damage[0].line, line, "which section, where, what it costs");
