@@ -62,16 +62,15 @@ static int write_all(int fd, struct iovec *iov, int n)
 	return 0;
 }
 
-struct trace_writer *trace_writer__open(const char *path, const struct trace_file_header *h)
+struct trace_writer *trace_writer__open(const char *path, const struct trace_file_header *hdr)
 {
 	struct trace_writer *w;
-	struct trace_file_header copy = *h, *hdr = &copy;
-	struct iovec iov = {(void *)hdr, sizeof(*hdr)};
+	struct trace_file_header sealed = *hdr;
+	struct iovec iov = {&sealed, sizeof(sealed)};
 	int fd, err;
 
-	copy.header_crc =
+	sealed.header_crc =
 		crc32(0, (const Bytef *)hdr, offsetof(struct trace_file_header, header_crc));
-
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return NULL;
