@@ -11,6 +11,7 @@ need_root
 need_btf
 
 f="$TMP/rt.trace"
+: >"$TMP/rec.err"
 "$SRVSCOPE" record -a --progress -o "$f" 2>"$TMP/rec.err" &
 rec=$!
 _pids="$_pids $rec"
