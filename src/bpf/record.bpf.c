@@ -601,13 +601,18 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	r->h.aux = prev_state;
 	r->sw.next_tid = next->pid;
 	r->sw.next_pid = next_tgid;
-	r->sw.syscall = u.nr;
+	/* Syscall numbers above 32767 (x32's, bit 30 set) do not fit: unknown. */
+	r->sw.syscall = u.nr >= -1 && u.nr <= 32767 ? u.nr : -1;
 	r->sw.fd = fd;
 	r->sw.kstack = kstack;
 	r->sw.ustack = ustack;
 	r->sw.prev_prio = prev->prio;
 	r->sw.flags = (preempt ? SWITCH_PREEMPT : 0) | (prev_t ? SWITCH_PREV_TARGET : 0) |
 		      (next_t ? SWITCH_NEXT_TARGET : 0);
+	/* The kernel charged prev up to the start of __schedule (update_curr ran before this
+	 * tracepoint), so this is its CPU time to the nanosecond, which timestamps are not: a
+	 * task woken onto an idle CPU is charged from its enqueue, not from this switch. */
+	r->sw.runtime_ns = prev->se.sum_exec_runtime;
 	rec_submit(r);
 	return 0;
 }

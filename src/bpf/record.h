@@ -62,9 +62,21 @@ struct rec_hdr {
 
 struct rec_switch { /* aux: prev_state as the kernel reports it, 0 when preempted */
 	__u32 next_tid, next_pid;
-	__s32 syscall;	      /* the syscall the switched-out task is in, -1 when none */
+	__s16 syscall;	      /* the syscall the switched-out task is in, -1 when none */
+	__u8 flags;	      /* SWITCH_* */
+	__u8 prev_prio;	      /* 0-139, as the kernel's task_struct.prio */
 	__s32 fd;	      /* its first argument when that fits an int, else -1 */
 	__u64 kstack, ustack; /* stack ids of the switched-out task, 0 when none */
+	/* The switched-out task's se.sum_exec_runtime: the CPU time the kernel has charged it
+	 * since it was created, up to this switch. 0 in version 1 files (not recorded). */
+	__u64 runtime_ns;
+};
+/* Version 1 (TRACE_VERSION 1) files hold this layout; the reader converts it. */
+struct rec_switch_v1 {
+	__u32 next_tid, next_pid;
+	__s32 syscall;
+	__s32 fd;
+	__u64 kstack, ustack;
 	__u32 flags;
 	__s32 prev_prio;
 };

@@ -14,8 +14,10 @@
 static const char usage_text[] =
 	"usage: srvscope sched FILE [--format=text|json] [--hist]\n"
 	"\n"
-	"Per thread: time on CPU, times switched out, and the delay between becoming runnable\n"
-	"(woken or preempted) and running, average and maximum, and when the maximum was.\n"
+	"Per thread: time on CPU (as the kernel accounts it, what top and getrusage show),\n"
+	"times switched out, and the delay between becoming runnable (woken or preempted)\n"
+	"and running, average and maximum, and when the maximum was. A damaged section of\n"
+	"the file is skipped with a warning; the rest is read.\n"
 	"\n"
 	"  -f, --format FMT   text (default) or json\n"
 	"      --hist         add a histogram of the delays of each thread\n";

@@ -103,6 +103,8 @@ static void slice(struct writer *w, const struct timeline *tl, const struct tl_s
 	json_object_set_new(ev, "dur", json_real((s->end_ns - s->start_ns) / 1e3));
 	if (ep && s->kind == TL_BLOCKED)
 		json_object_set_new(ev, "args", blocked_args(w, ep, kernel, ctx));
+	if (s->kind == TL_RUNNING && s->cpu_ns)
+		json_object_set_new(ev, "args", json_pack("{sI}", "cpu_ns", (json_int_t)s->cpu_ns));
 	if (s->open) {
 		json_t *a = json_object_get(ev, "args");
 
