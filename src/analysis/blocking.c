@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "analysis/blocking.h"
 #include "trace/syscalls.h"
@@ -17,7 +18,8 @@
 struct thr {
 	bool seen, open, woken;
 	struct block_episode ep;
-	size_t unmatched, tail; /* closed episodes not yet given their syscall's return */
+	int32_t last_syscall, last_fd; /* of the last wait: what a restart_syscall resumes */
+	size_t unmatched, tail;	       /* closed episodes not yet given their syscall's return */
 };
 
 struct state {
@@ -51,6 +53,7 @@ static struct thr *thr(struct state *s, uint32_t tid)
 		*slot = s->nr_thr;
 		memset(&s->thr[s->nr_thr], 0, sizeof(*s->thr));
 		s->thr[s->nr_thr].unmatched = NO_EPISODE;
+		s->thr[s->nr_thr].last_syscall = -1;
 		s->nr_thr++;
 	}
 	s->cache_tid[tid & 255] = tid;
@@ -81,6 +84,15 @@ static void emit(struct state *s, struct thr *th)
 static void open_episode(struct thr *th, uint64_t ts, uint32_t tid, uint32_t pid, uint32_t state,
 			 int32_t syscall, int32_t fd)
 {
+	/* A timed wait interrupted by a signal or a ptrace stop (a snapshot) resumes in
+	 * restart_syscall, which carries on the wait it interrupted: report that one. */
+	if (syscall == __NR_restart_syscall && th->last_syscall >= 0) {
+		syscall = th->last_syscall;
+		fd = th->last_fd;
+	} else {
+		th->last_syscall = syscall;
+		th->last_fd = fd;
+	}
 	memset(&th->ep, 0, sizeof(th->ep));
 	th->ep.tid = tid;
 	th->ep.pid = pid;
@@ -137,7 +149,8 @@ static void on_syscall(struct state *s, struct thr *th, const struct rec *e)
 		struct block_episode *ep = &s->r->eps[i];
 
 		if (ep->start_ns >= e->sc.enter_ts && ep->start_ns <= e->h.ts) {
-			if (ep->syscall < 0 || ep->syscall == (int32_t)e->h.aux) {
+			if (ep->syscall < 0 || ep->syscall == (int32_t)e->h.aux ||
+			    e->h.aux == __NR_restart_syscall) {
 				ep->syscall = e->h.aux;
 				ep->ret = e->sc.ret;
 				ep->has_ret = true;

@@ -166,16 +166,20 @@ static void print_task_text(struct report *rp, const struct block_episode *eps, 
 			for (char *c = wake; *c && *c != ' '; c++)
 				*c -= (*c >= 'a' && *c <= 'z') ? 32 : 0;
 		marks |= ep->from_start || ep->unfinished;
-		printf("  %-12.6f %13.3f%s  %-16s %-40s %s\n", (ep->start_ns - t->first_ns) / 1e9,
+		/* A wait that spans the whole recording has both marks. */
+		printf("  %-12.6f %12.3f%-2s  %-16s %-40s %s\n", (ep->start_ns - t->first_ns) / 1e9,
 		       (ep->end_ns - ep->start_ns) / 1e6,
-		       ep->from_start ? "<" : (ep->unfinished ? ">" : " "),
+		       ep->from_start && ep->unfinished ? "<>"
+		       : ep->from_start			? "<"
+		       : ep->unfinished			? ">"
+							: "",
 		       syscall_name(ep->syscall, nbuf, sizeof(nbuf)), fd, wake);
 		if (rp->stacks)
 			print_episode_stacks(rp, ep);
 	}
 	if (marks)
 		printf("  (< blocked already when the recording started; > still blocked when it "
-		       "ended)\n");
+		       "ended; <> both)\n");
 	printf("\n");
 	print_stats_header("Syscall");
 	ng = blocking__by_syscall(eps, n, &g);
@@ -500,7 +504,7 @@ int cmd_blocking(int argc, char **argv)
 		if (!r.nr)
 			printf("No blocking episode%s.\n\n",
 			       f.pid || f.tid || f.comm || f.min_ns ? " matches the filters" : "");
-		printf("%zu episodes, %.3f s traced on %s (%s); %s\n", r.nr,
+		printf("%zu episode%s, %.3f s traced on %s (%s); %s\n", r.nr, r.nr == 1 ? "" : "s",
 		       (t->end_ns - t->first_ns) / 1e9, t->hdr.host, t->hdr.kernel,
 		       trace__lost_summary(t, lost, sizeof(lost)));
 	}

@@ -97,7 +97,7 @@ static void print_text(const struct trace *t, const struct sched_report *r, bool
 	if (hist)
 		for (i = 0; i < r->nr; i++)
 			print_hist(&r->tasks[i]);
-	printf("\n %zu threads, %.3f s traced on %s (%s); %s\n", r->nr,
+	printf("\n %zu thread%s, %.3f s traced on %s (%s); %s\n", r->nr, r->nr == 1 ? "" : "s",
 	       (t->end_ns - t->first_ns) / 1e9, t->hdr.host, t->hdr.kernel,
 	       trace__lost_summary(t, lost, sizeof(lost)));
 }

@@ -676,8 +676,8 @@ static void print_summary(struct recorder *r, const uint64_t *lost, uint64_t eve
 	char buf[512];
 	struct stat st;
 
-	fprintf(stderr, "srvscope: recorded %" PRIu64 " events (%.1f MB) in %.1f s to %s; %s\n",
-		events, stat(r->o->output, &st) ? 0.0 : st.st_size / 1e6,
+	fprintf(stderr, "srvscope: recorded %" PRIu64 " event%s (%.1f MB) in %.1f s to %s; %s\n",
+		events, events == 1 ? "" : "s", stat(r->o->output, &st) ? 0.0 : st.st_size / 1e6,
 		(end_ns - r->start_ns) / 1e9, r->o->output,
 		trace_lost__format(lost, r->nr_cpus, buf, sizeof(buf)));
 }

@@ -694,8 +694,9 @@ const char *trace_lost__format(const uint64_t *lost, uint32_t nr_cpus, char *buf
 	for (cpu = 0; cpu < nr_cpus; cpu++)
 		for (r = 0; r < LOST_REASONS; r++)
 			by_reason[r] += lost[cpu * LOST_REASONS + r];
-	n = snprintf(buf, size, "lost %" PRIu64 " events and %" PRIu64 " stacks",
-		     by_reason[LOST_RINGBUF], by_reason[LOST_STACK_RINGBUF]);
+	n = snprintf(buf, size, "lost %" PRIu64 " event%s and %" PRIu64 " stack%s",
+		     by_reason[LOST_RINGBUF], by_reason[LOST_RINGBUF] == 1 ? "" : "s",
+		     by_reason[LOST_STACK_RINGBUF], by_reason[LOST_STACK_RINGBUF] == 1 ? "" : "s");
 	if (!by_reason[LOST_RINGBUF] && !by_reason[LOST_STACK_RINGBUF])
 		return buf;
 	if (n < size)
