@@ -143,8 +143,13 @@ static void print_task_text(struct report *rp, const struct block_episode *eps, 
 	char buf[64], nbuf[32], key[32];
 	bool marks = false;
 
+	char title[256];
+
 	printf("Blocking report for task %s [pid %u, tid %u]\n", th ? th->comm : "?", eps[0].pid,
 	       eps[0].tid);
+	/* The workers of postgres or apache2 share a name; their titles tell them apart. */
+	if (trace__title(t, eps[0].pid, title, sizeof(title)))
+		printf("  command: %s\n", title);
 	printf("  %-12s %14s  %-16s %-40s %s\n", "Start (s)", "Duration (ms)", "Syscall", "Fd",
 	       "Wakeup");
 	for (i = 0; i < n; i++) {
@@ -385,11 +390,13 @@ static void task_json(struct report *rp, const struct block_episode *eps, size_t
 	struct json_writer *w = rp->w;
 	struct block_group *g;
 	size_t i, ng;
+	char title[256];
 
 	json_writer__begin_object(w, false);
 	json_writer__kv_uint(w, "pid", eps[0].pid);
 	json_writer__kv_uint(w, "tid", eps[0].tid);
 	json_writer__kv_string(w, "comm", th ? th->comm : "");
+	json_writer__kv_string(w, "title", trace__title(t, eps[0].pid, title, sizeof(title)));
 	json_writer__key(w, "blocks");
 	json_writer__begin_array(w, false);
 	for (i = 0; i < n; i++)

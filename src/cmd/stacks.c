@@ -11,6 +11,7 @@
 #include "attach/ptrace.h"
 #include "cmd/cmd.h"
 #include "output/output.h"
+#include "proc/task.h"
 #include "snapshot/snapshot.h"
 #include "stacks/stacks.h"
 #include "stacks/cmdline.h"
@@ -83,6 +84,7 @@ int cmd_stacks(int argc, char **argv)
 		return 1;
 	stacks_cmdline__trap_signals();
 	agg = stack_agg__new(cl.opts.kernel);
+	proc__title(cl.pid, agg->title, sizeof(agg->title)); /* "postgres: walwriter" */
 	for (s = 0; s < samples && !ptrace_interrupted; s++) {
 		struct snapshot *snap;
 

@@ -19,6 +19,9 @@ static void header(FILE *f, const struct stack_agg *agg)
 		fprintf(f, ", all threads frozen %llu us",
 			(unsigned long long)(agg->freeze_ns_max / 1000));
 	fprintf(f, "\n");
+	/* Processes of one server look alike by name: postgres, apache2; their titles differ. */
+	if (agg->title[0])
+		fprintf(f, "command: %s\n", agg->title);
 	if (agg->exited)
 		fprintf(f, "(%u thread%s exited while being sampled and were skipped)\n",
 			agg->exited, agg->exited == 1 ? "" : "s");

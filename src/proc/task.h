@@ -29,4 +29,9 @@ char *proc_task__kstack(pid_t pid, pid_t tid);
  * saying what to do and returns -errno when not. Fills comm (16 bytes) when non-NULL. */
 int proc__check_target(pid_t pid, char *comm, bool allow_traced);
 
+/* The process's command line, arguments joined by spaces, or the title it set in their
+ * place ("postgres: walwriter"), into buf (NUL-terminated, cut to size). Returns its
+ * length (0 for a kernel thread) or -errno. */
+int proc__title(pid_t pid, char *buf, size_t size);
+
 #endif

@@ -34,6 +34,8 @@ struct run {
 };
 
 struct priv {
+	const char *buf; /* the file, for trace__title */
+	size_t len;
 	struct u64map stack_idx, thread_idx;
 	void *map;
 	size_t map_len;
@@ -430,6 +432,8 @@ static int parse(struct trace *t, const char *buf, size_t len, char *err, size_t
 	t->hdr.kernel[sizeof(t->hdr.kernel) - 1] = '\0';
 	t->hdr.machine[sizeof(t->hdr.machine) - 1] = '\0';
 
+	((struct priv *)t->priv)->buf = buf;
+	((struct priv *)t->priv)->len = len;
 	off = t->hdr.header_size;
 	while (off < len) {
 		struct trace_section s;
@@ -677,6 +681,32 @@ const struct trace_maps *trace__maps_after(const struct trace *t, uint32_t pid, 
 			best = m;
 	}
 	return best;
+}
+
+/* Titles are few (one per process) and asked for once per task of a report: the sections
+ * are walked on demand instead of indexed at open. */
+const char *trace__title(const struct trace *t, uint32_t pid, char *buf, size_t size)
+{
+	const struct priv *pr = t->priv;
+	uint64_t off = t->hdr.header_size;
+	struct trace_section s;
+	uint32_t hdr[4]; /* u64 ts, u32 pid, u32 len */
+
+	while (pr->buf && size && off + sizeof(s) <= pr->len) {
+		memcpy(&s, pr->buf + off, sizeof(s));
+		if (s.magic != TRACE_SECTION_MAGIC || s.size > pr->len - off - sizeof(s))
+			break;
+		if (s.type == SEC_TITLE && !s.flags && s.size >= sizeof(hdr)) {
+			memcpy(hdr, pr->buf + off + sizeof(s), sizeof(hdr));
+			if (hdr[2] == pid && hdr[3] <= s.size - sizeof(hdr)) {
+				snprintf(buf, size, "%.*s", (int)hdr[3],
+					 pr->buf + off + sizeof(s) + sizeof(hdr));
+				return buf;
+			}
+		}
+		off += (sizeof(s) + s.size + 7) & ~7ull;
+	}
+	return NULL;
 }
 
 uint64_t trace__lost_events(const struct trace *t)

@@ -25,6 +25,7 @@ int main(void)
 	json_writer__kv_null(w, "nothing");
 	json_writer__kv_string(w, "nasty", nasty);
 	json_writer__kv_string(w, "null string", NULL);
+	json_writer__kv_string(w, "latin1", "caf\xe9 \xff");
 	json_writer__key(w, "rows");
 	json_writer__begin_array(w, false);
 	for (int i = 0; i < 3; i++) {
@@ -53,6 +54,8 @@ int main(void)
 	ok(json_is_null(json_object_get(doc, "nothing")), "null");
 	is_str(json_string_value(json_object_get(doc, "nasty")), nasty, "escapes round-trip");
 	ok(json_is_null(json_object_get(doc, "null string")), "a NULL string is null");
+	is_str(json_string_value(json_object_get(doc, "latin1")), "caf\xef\xbf\xbd \xef\xbf\xbd",
+	       "bytes that are not UTF-8 become U+FFFD");
 	v = json_array_get(json_object_get(doc, "rows"), 2);
 	is_int(json_integer_value(json_object_get(v, "i")), 2, "third row");
 	is_str(json_string_value(json_array_get(json_object_get(v, "inner"), 1)), "x",
@@ -62,9 +65,9 @@ int main(void)
 	   "empty object");
 	for (line = buf; (line = strchr(line, '\n')); line++)
 		lines++;
-	/* a newline before each of the 8 members, the 3 rows, "]" and the last "}", and at the end
+	/* a newline before each of the 9 members, the 3 rows, "]" and the last "}", and at the end
 	 */
-	is_int(lines, 14, "one line per member, a compact row per line");
+	is_int(lines, 15, "one line per member, a compact row per line");
 	ok(strstr(buf, "{\"i\":1,\"inner\":[1,\"x\"]}") != NULL, "a compact row has no spaces");
 	json_decref(doc);
 	free(buf);
