@@ -141,7 +141,7 @@ static void print_task_text(struct report *rp, const struct block_episode *eps, 
 	struct block_group *g;
 	size_t i, ng;
 	char buf[64], nbuf[32], key[32];
-	bool marks = false;
+	bool marks = false, more = false;
 
 	char title[256];
 
@@ -160,8 +160,8 @@ static void print_task_text(struct report *rp, const struct block_episode *eps, 
 		char fd[64] = "-", wake[96];
 
 		if (ep->fd >= 0)
-			snprintf(fd, sizeof(fd), "%d%s%.50s", ep->fd, desc ? " " : "",
-				 desc ? desc : "");
+			snprintf(fd, sizeof(fd), "%d%s%s%.50s", ep->fd, ep->more_fds ? "+" : "",
+				 desc ? " " : "", desc ? desc : "");
 		if (ep->wake_kind == WAKE_TASK)
 			snprintf(wake, sizeof(wake), "TASK %s %u", ep->waker_name, ep->waker_tid);
 		else
@@ -171,6 +171,7 @@ static void print_task_text(struct report *rp, const struct block_episode *eps, 
 			for (char *c = wake; *c && *c != ' '; c++)
 				*c -= (*c >= 'a' && *c <= 'z') ? 32 : 0;
 		marks |= ep->from_start || ep->unfinished;
+		more |= ep->more_fds;
 		/* A wait that spans the whole recording has both marks. */
 		printf("  %-12.6f %12.3f%-2s  %-16s %-40s %s\n", (ep->start_ns - t->first_ns) / 1e9,
 		       (ep->end_ns - ep->start_ns) / 1e6,
@@ -185,6 +186,8 @@ static void print_task_text(struct report *rp, const struct block_episode *eps, 
 	if (marks)
 		printf("  (< blocked already when the recording started; > still blocked when it "
 		       "ended; <> both)\n");
+	if (more)
+		printf("  (5+: poll or select waited on fd 5 and others)\n");
 	printf("\n");
 	print_stats_header("Syscall");
 	ng = blocking__by_syscall(eps, n, &g);
@@ -354,6 +357,8 @@ static void episode_json(struct report *rp, const struct block_episode *ep)
 	else
 		json_writer__kv_null(w, "fd");
 	json_writer__kv_string(w, "fd_desc", desc);
+	if (ep->polled_fd) /* poll, select: fd is the first of the fds waited on */
+		json_writer__kv_bool(w, "more_fds", ep->more_fds);
 	if (ep->has_ret)
 		json_writer__kv_int(w, "ret", ep->ret);
 	else

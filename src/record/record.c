@@ -199,7 +199,8 @@ static int on_record(void *ctx, void *data, size_t size)
 			break;
 		now = record_now(r);
 		rec_procs__seen(&r->procs, e->h.pid, now);
-		if (e->h.aux && e->sw.fd >= 0 && syscall__has_fd(e->sw.syscall))
+		if (e->h.aux && e->sw.fd >= 0 &&
+		    (syscall__has_fd(e->sw.syscall) || (e->sw.flags & SWITCH_POLLED_FD)))
 			rec_procs__describe_fd(&r->procs, e->h.ts, e->h.pid, e->sw.fd, now);
 		break;
 	case REC_EXEC: {
