@@ -22,9 +22,11 @@ like "$("$SRVSCOPE" blocking --format=json "$TMP/whole.trace")" \
 
 # The same sleep, with a ptrace snapshot in the middle of the recording: the nanosleep is
 # interrupted, resumes as restart_syscall, and must still read clock_nanosleep.
-"$SRVSCOPE" record -p "$sp" -d 1.5 -o "$TMP/restart.trace" >/dev/null 2>"$TMP/restart.err" &
+"$SRVSCOPE" record -p "$sp" -d 2 --progress -o "$TMP/restart.trace" >/dev/null 2>"$TMP/restart.err" &
 rec=$!
-sleep 0.7
+# The snapshot must come once the recording runs (its first progress line, after 0.5 s):
+# a wait restarted before the recording cannot be told from a restart_syscall.
+for _ in $(seq 200); do grep -q recording "$TMP/restart.err" && break; sleep 0.05; done
 "$SRVSCOPE" stacks --mode=ptrace -p "$sp" >"$TMP/snap.txt" 2>&1
 ok $? "a ptrace snapshot during the recording"
 wait "$rec"
