@@ -116,11 +116,15 @@ static int print_json(const struct trace *t, const struct sched_report *r, bool 
 			    json_integer(t->lost_by_reason[LOST_STACK_RINGBUF]));
 	for (i = 0; i < r->nr; i++) {
 		const struct sched_task *k = &r->tasks[i];
-		json_t *o = json_object();
+		json_t *o = json_object(), *title;
+		char buf[256];
 
 		json_object_set_new(o, "tid", json_integer(k->tid));
 		json_object_set_new(o, "pid", json_integer(k->pid));
 		json_object_set_new(o, "comm", json_string(k->comm));
+		/* the command line or title: processes of one server share their comm */
+		title = trace__title(t, k->pid, buf, sizeof(buf)) ? json_string(buf) : NULL;
+		json_object_set_new(o, "title", title ? title : json_null());
 		json_object_set_new(o, "runtime_ns", json_integer(k->runtime_ns));
 		json_object_set_new(o, "switches", json_integer(k->switches));
 		json_object_set_new(o, "delays", json_integer(k->delays));

@@ -25,6 +25,10 @@ like "$("$SRVSCOPE" blocking --format=json "$TMP/title.trace")" '"title": "myser
 "$SRVSCOPE" record -o "$TMP/plain.trace" -- sleep 0.2 >/dev/null 2>&1
 like "$("$SRVSCOPE" blocking --min-ms 100 "$TMP/plain.trace" | sed -n 2p)" "^  command: sleep 0.2$" \
 	"a recorded command has its command line too"
+like "$("$SRVSCOPE" sched --format=json "$TMP/plain.trace")" '"title": "sleep 0.2"' "sched JSON: title"
+like "$("$SRVSCOPE" timeline "$TMP/title.trace")" \
+	'"name":"process_name",[^}]*"args":\{"name":"myserver: worker 3 30"\}' \
+	"timeline: the process track is named by its title"
 
 # A fixture started through a symlink: its frames are in the link's name.
 ln -s "$FIXTURES/rec_sleeper" "$TMP/sleeper-alias"
