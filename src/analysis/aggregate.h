@@ -37,6 +37,7 @@ struct stall_stats {
 struct stack_agg {
 	pid_t pid;
 	char comm[COMM_ESCAPED_SIZE]; /* escaped, as the threads' names */
+	char title[256]; /* the process's command line or the title it set; "" unknown */
 	const char *mode;
 	unsigned int samples;
 	unsigned int threads; /* largest thread count seen in one sample */

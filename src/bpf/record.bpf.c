@@ -563,6 +563,37 @@ static __always_inline __u32 wake_context(struct cpu_ctx *c, __u32 *detail, __u6
 
 /* ---- scheduler ---- */
 
+/* poll, ppoll, select and pselect6 take no fd first, but many: the first one they wait on
+ * costs one small read of the caller's memory (the pollfd array's first entry, the first
+ * word of the read, else write, fd set). x86-64 syscall numbers, as the rest of the file. */
+static __always_inline __s32 polled_fd(const struct user_place *u, __u32 *flags)
+{
+	__u64 set = 0, p;
+	__s32 fd = -1;
+	int i;
+
+	if (u->nr == 7 || u->nr == 271) { /* poll, ppoll */
+		if (!u->args[1] || bpf_probe_read_user(&fd, sizeof(fd), (void *)u->args[0]) ||
+		    fd < 0)
+			return -1;
+		*flags |= SWITCH_POLLED_FD | (u->args[1] > 1 ? SWITCH_MORE_FDS : 0);
+		return fd;
+	}
+	if (u->nr != 23 && u->nr != 270) /* select, pselect6 */
+		return -1;
+	p = u->args[1] ? u->args[1] : u->args[2];
+	if (!p || bpf_probe_read_user(&set, sizeof(set), (void *)p) || !set)
+		return -1;
+	for (i = 0; i < 64; i++)
+		if (set & (1ull << i))
+			break;
+	/* more: another bit in this word, fds beyond it, or both sets */
+	if ((set & (set - 1)) || u->args[0] > 64 || (u->args[1] && u->args[2]))
+		*flags |= SWITCH_MORE_FDS;
+	*flags |= SWITCH_POLLED_FD;
+	return i;
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
@@ -574,6 +605,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	struct task_state *st;
 	struct rec *r;
 	__s32 fd = -1;
+	__u32 fd_flags = 0;
 
 	if (!prev_t && !next_t)
 		return 0;
@@ -592,6 +624,8 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 			c = user_place(prev, st ? st->blocked : NULL, ts, &u);
 		if (u.nr >= 0 && (__s64)u.args[0] >= -1 && (__s64)u.args[0] < 0x7fffffff)
 			fd = (__s32)u.args[0];
+		if (u.nr >= 0 && user && (u.nr == 7 || u.nr == 271 || u.nr == 23 || u.nr == 270))
+			fd = polled_fd(&u, &fd_flags);
 		if (want_stacks)
 			task_stacks(ctx, user, &u, c, ts, &kstack, &ustack);
 	}
@@ -608,7 +642,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	r->sw.ustack = ustack;
 	r->sw.prev_prio = prev->prio;
 	r->sw.flags = (preempt ? SWITCH_PREEMPT : 0) | (prev_t ? SWITCH_PREV_TARGET : 0) |
-		      (next_t ? SWITCH_NEXT_TARGET : 0);
+		      (next_t ? SWITCH_NEXT_TARGET : 0) | fd_flags;
 	/* The kernel charged prev up to the start of __schedule (update_curr ran before this
 	 * tracepoint), so this is its CPU time to the nanosecond, which timestamps are not: a
 	 * task woken onto an idle CPU is charged from its enqueue, not from this switch. */

@@ -42,6 +42,10 @@ enum wake_kind {
 #define SWITCH_PREEMPT	   (1u << 0)
 #define SWITCH_PREV_TARGET (1u << 1)
 #define SWITCH_NEXT_TARGET (1u << 2)
+/* poll, ppoll, select, pselect6: fd is the first fd waited on (read from the caller's
+ * pollfd array or fd set), and there are more when SWITCH_MORE_FDS. */
+#define SWITCH_POLLED_FD (1u << 3)
+#define SWITCH_MORE_FDS	 (1u << 4)
 
 /* Why an event or a stack was not recorded: per-CPU counters, kept in the file. */
 enum lost_reason {

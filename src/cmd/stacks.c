@@ -11,9 +11,11 @@
 #include "attach/ptrace.h"
 #include "cmd/cmd.h"
 #include "output/output.h"
+#include "proc/task.h"
 #include "snapshot/snapshot.h"
 #include "stacks/stacks.h"
 #include "stacks/cmdline.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 static const char usage_text[] =
@@ -84,6 +86,8 @@ int cmd_stacks(int argc, char **argv)
 		return 1;
 	stacks_cmdline__trap_signals();
 	agg = stack_agg__new(cl.opts.kernel);
+	proc__title(cl.pid, agg->title, sizeof(agg->title)); /* "postgres: walwriter" */
+	name_escape_inplace(agg->title, sizeof(agg->title)); /* the process wrote it */
 	for (s = 0; s < samples && !ptrace_interrupted; s++) {
 		struct snapshot *snap;
 

@@ -13,6 +13,7 @@
 #include "output/output.h"
 #include "output/tui.h"
 #include "output/tui_view.h"
+#include "proc/task.h"
 #include "snapshot/snapshot.h"
 #include "stacks/cmdline.h"
 #include "stacks/stacks.h"
@@ -254,6 +255,8 @@ static int top__stream(struct top *tp)
 		} else {
 			struct stack_agg *agg = stack_agg__new(tp->cl.opts.kernel);
 
+			proc__title(tp->cl.pid, agg->title, sizeof(agg->title));
+			name_escape_inplace(agg->title, sizeof(agg->title));
 			stack_agg__add(agg, snap);
 			stack_agg__sort(agg);
 			if (tp->fmt == OUTPUT_JSON)

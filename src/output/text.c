@@ -8,8 +8,9 @@
 
 static void header(FILE *f, const struct stack_agg *agg)
 {
-	fprintf(f, "pid %d (%s): %u threads, %u sample%s, mode %s", agg->pid, agg->comm,
-		agg->threads, agg->samples, agg->samples == 1 ? "" : "s", agg->mode);
+	fprintf(f, "pid %d (%s): %u thread%s, %u sample%s, mode %s", agg->pid, agg->comm,
+		agg->threads, agg->threads == 1 ? "" : "s", agg->samples,
+		agg->samples == 1 ? "" : "s", agg->mode);
 	if (agg->stall.nr)
 		fprintf(f, ", stall per thread mean %llu us, max %llu us",
 			(unsigned long long)(agg->stall.total_ns / agg->stall.nr / 1000),
@@ -18,6 +19,9 @@ static void header(FILE *f, const struct stack_agg *agg)
 		fprintf(f, ", all threads frozen %llu us",
 			(unsigned long long)(agg->freeze_ns_max / 1000));
 	fprintf(f, "\n");
+	/* Processes of one server look alike by name: postgres, apache2; their titles differ. */
+	if (agg->title[0])
+		fprintf(f, "command: %s\n", agg->title);
 	if (agg->exited)
 		fprintf(f, "(%u thread%s exited while being sampled and were skipped)\n",
 			agg->exited, agg->exited == 1 ? "" : "s");
@@ -38,10 +42,8 @@ void output__text(FILE *f, const struct stack_agg *agg)
 	for (g = 0; g < agg->nr_groups; g++) {
 		const struct stack_group *grp = &agg->groups[g];
 
-		fprintf(f, "\n%u %s (%.1f%%):", grp->count,
-			agg->samples > 1  ? "thread-samples"
-			: grp->count == 1 ? "thread"
-					  : "threads",
+		fprintf(f, "\n%u %s%s (%.1f%%):", grp->count,
+			agg->samples > 1 ? "thread-sample" : "thread", grp->count == 1 ? "" : "s",
 			total ? 100.0 * grp->count / total : 0.0);
 		for (i = 0; i < grp->nr_threads && i < 16; i++)
 			fprintf(f, " %s/%d", grp->threads[i].name, grp->threads[i].tid);

@@ -222,3 +222,24 @@ int proc__check_target(pid_t pid, char *comm, bool allow_traced)
 	}
 	return 0;
 }
+
+int proc__title(pid_t pid, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n;
+	size_t i;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	n = read_file(path, buf, size);
+	if (n < 0)
+		return (int)n;
+	/* The arguments are NUL-separated; a title set in place of them (postgres, nginx)
+	 * is padded with NULs or spaces. */
+	for (i = 0; i < (size_t)n; i++)
+		if (buf[i] == '\0' || buf[i] == '\n' || buf[i] == '\t')
+			buf[i] = ' ';
+	while (n > 0 && buf[n - 1] == ' ')
+		n--;
+	buf[n] = '\0';
+	return (int)n;
+}

@@ -40,4 +40,9 @@ pid_t proc__live_tid(pid_t pid);
  * module or user namespace that protects it), in one line saying what to do. -EPERM. */
 int proc__denied_error(pid_t pid);
 
+/* The process's command line, arguments joined by spaces, or the title it set in their
+ * place ("postgres: walwriter"), into buf (NUL-terminated, cut to size). Returns its
+ * length (0 for a kernel thread) or -errno. */
+int proc__title(pid_t pid, char *buf, size_t size);
+
 #endif

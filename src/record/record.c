@@ -200,7 +200,8 @@ static int on_record(void *ctx, void *data, size_t size)
 			break;
 		now = record_now(r);
 		rec_procs__seen(&r->procs, e->h.pid, now);
-		if (e->h.aux && e->sw.fd >= 0 && syscall__has_fd(e->sw.syscall))
+		if (e->h.aux && e->sw.fd >= 0 &&
+		    (syscall__has_fd(e->sw.syscall) || (e->sw.flags & SWITCH_POLLED_FD)))
 			rec_procs__describe_fd(&r->procs, e->h.ts, e->h.pid, e->sw.fd, now);
 		break;
 	case REC_EXEC: {
@@ -677,8 +678,8 @@ static void print_summary(struct recorder *r, const uint64_t *lost, uint64_t eve
 	char buf[512];
 	struct stat st;
 
-	fprintf(stderr, "srvscope: recorded %" PRIu64 " events (%.1f MB) in %.1f s to %s; %s\n",
-		events, stat(r->o->output, &st) ? 0.0 : st.st_size / 1e6,
+	fprintf(stderr, "srvscope: recorded %" PRIu64 " event%s (%.1f MB) in %.1f s to %s; %s\n",
+		events, events == 1 ? "" : "s", stat(r->o->output, &st) ? 0.0 : st.st_size / 1e6,
 		(end_ns - r->start_ns) / 1e9, r->o->output,
 		trace_lost__format(lost, r->nr_cpus, buf, sizeof(buf)));
 }

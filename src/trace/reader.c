@@ -39,7 +39,16 @@ struct run {
 	size_t n;
 };
 
+/* A process's title as the recording first saw it (SEC_TITLE). */
+struct title {
+	uint32_t pid;
+	const char *text; /* in the file, not NUL-terminated */
+	uint32_t len;
+};
+
 struct priv {
+	struct title *titles;
+	size_t nr_titles, cap_titles;
 	struct u64map stack_idx, thread_idx;
 	void *map;
 	size_t map_len;
@@ -281,6 +290,21 @@ static int parse_section(struct trace *t, uint16_t type, const char *p, size_t s
 	}
 	case SEC_FDS:
 		return parse_fds(t, p, size, off, err, errlen);
+	case SEC_TITLE: {
+		uint32_t h[4]; /* u64 ts, u32 pid, u32 len */
+
+		memcpy(h, p, size < sizeof(h) ? 0 : sizeof(h));
+		if (size < sizeof(h) || h[3] > size - sizeof(h))
+			return fail(err, errlen, "title section with a bad length at offset %" PRIu64,
+				    off);
+		xgrow((void **)&pr->titles, &pr->cap_titles, pr->nr_titles + 1,
+		      sizeof(*pr->titles));
+		pr->titles[pr->nr_titles].pid = h[2];
+		pr->titles[pr->nr_titles].text = p + sizeof(h);
+		pr->titles[pr->nr_titles++].len = h[3];
+		pr->items++;
+		return 0;
+	}
 	case SEC_LOST: {
 		uint32_t h[2];
 		size_t i, r;
@@ -466,6 +490,7 @@ static const char *section_name(uint16_t type)
 		[SEC_EVENTS] = "events", [SEC_STACKS] = "stacks", [SEC_KALLSYMS] = "kallsyms",
 		[SEC_MAPS] = "maps",	 [SEC_NAMES] = "names",	  [SEC_FDS] = "fds",
 		[SEC_LOST] = "lost",	 [SEC_END] = "end",	  [SEC_INFO] = "info",
+		[SEC_TITLE] = "title",
 	};
 
 	return type < ARRAY_SIZE(names) && names[type] ? names[type] : "unknown";
@@ -493,6 +518,8 @@ static const char *section_cost(uint16_t type)
 		return "the recording's end is taken from its last event";
 	case SEC_INFO:
 		return "the recording's command line and options are unknown";
+	case SEC_TITLE:
+		return "a process will be shown by its name instead of its command line";
 	default:
 		return "nothing a report uses";
 	}
@@ -809,6 +836,7 @@ void trace__close(struct trace *t)
 		u64map__free(&p->stack_idx);
 		u64map__free(&p->thread_idx);
 		free(p->runs);
+		free(p->titles);
 		while (p->nr_owned)
 			free(p->owned[--p->nr_owned]);
 		free(p->owned);
@@ -918,6 +946,21 @@ const struct trace_maps *trace__maps_after(const struct trace *t, uint32_t pid, 
 	return best;
 }
 
+/* The first title of the process: what the recording saw when it first met it. Escaped:
+ * a process writes what it likes in its command line. */
+const char *trace__title(const struct trace *t, uint32_t pid, char *buf, size_t size)
+{
+	const struct priv *pr = t->priv;
+	size_t i;
+
+	for (i = 0; i < pr->nr_titles && size; i++)
+		if (pr->titles[i].pid == pid) {
+			name_escape(buf, size, pr->titles[i].text, pr->titles[i].len);
+			return buf;
+		}
+	return NULL;
+}
+
 uint64_t trace__lost_events(const struct trace *t)
 {
 	return t->lost_by_reason[LOST_RINGBUF] + t->lost_by_reason[LOST_STACK_RINGBUF];
@@ -933,8 +976,9 @@ const char *trace_lost__format(const uint64_t *lost, uint32_t nr_cpus, char *buf
 	for (cpu = 0; cpu < nr_cpus; cpu++)
 		for (r = 0; r < LOST_REASONS; r++)
 			by_reason[r] += lost[cpu * LOST_REASONS + r];
-	n = snprintf(buf, size, "lost %" PRIu64 " events and %" PRIu64 " stacks",
-		     by_reason[LOST_RINGBUF], by_reason[LOST_STACK_RINGBUF]);
+	n = snprintf(buf, size, "lost %" PRIu64 " event%s and %" PRIu64 " stack%s",
+		     by_reason[LOST_RINGBUF], by_reason[LOST_RINGBUF] == 1 ? "" : "s",
+		     by_reason[LOST_STACK_RINGBUF], by_reason[LOST_STACK_RINGBUF] == 1 ? "" : "s");
 	if (!by_reason[LOST_RINGBUF] && !by_reason[LOST_STACK_RINGBUF])
 		return buf;
 	if (n < size)

@@ -49,6 +49,7 @@ enum trace_section_type {
 	SEC_LOST = 7,	  /* u32 nr_cpus, u32 nr_reasons, u64 counts[cpu][reason]; last wins */
 	SEC_END = 8,	  /* struct trace_end */
 	SEC_INFO = 9,	  /* "key=value\n" text: command line, targets, options */
+	SEC_TITLE = 10,	  /* { u64 ts; u32 pid; u32 len; char title[len] }: a process's command */
 };
 
 struct trace_section {
@@ -228,6 +229,9 @@ const char *trace__fd_desc(const struct trace *t, uint32_t pid, int32_t fd, uint
 const struct trace_maps *trace__maps(const struct trace *t, uint32_t pid, uint64_t ts);
 /* The first maps of pid written after ts, or NULL. */
 const struct trace_maps *trace__maps_after(const struct trace *t, uint32_t pid, uint64_t ts);
+/* The command line or title of process pid ("postgres: walwriter") as the recording first
+ * saw it, into buf; NULL when the trace has none. */
+const char *trace__title(const struct trace *t, uint32_t pid, char *buf, size_t size);
 /* Events plus stacks lost while recording. */
 uint64_t trace__lost_events(const struct trace *t);
 /* A one-line description of what was lost, per reason and CPU, into buf. */

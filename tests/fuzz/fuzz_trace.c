@@ -44,6 +44,8 @@ static void analyze(struct trace *t)
 		trace__stack(t, t->ev[i]->sw.kstack);
 		trace__fd_desc(t, t->ev[i]->h.pid, t->ev[i]->sw.fd, t->ev[i]->h.ts);
 		trace__maps(t, t->ev[i]->h.pid, t->ev[i]->h.ts);
+		if (i < 16) /* walks every section: a few are enough */
+			trace__title(t, t->ev[i]->h.pid, buf, sizeof(buf));
 	}
 	trace__lost_summary(t, buf, sizeof(buf));
 	sched__analyze(t, &sr);

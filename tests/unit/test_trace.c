@@ -106,7 +106,7 @@ static void round_trip(void)
 	ok(t->info_len == 16 && !memcmp(t->info, "srvscope=record\n", 16), "info section");
 	is_int(trace__lost_events(t), 5, "lost events and stacks");
 	is_str(trace__lost_summary(t, buf, sizeof(buf)),
-	       "lost 4 events and 1 stacks to a full ring buffer (cpu0: 1, cpu1: 4); record "
+	       "lost 4 events and 1 stack to a full ring buffer (cpu0: 1, cpu1: 4); record "
 	       "again with a larger --buffer-size",
 	       "lost summary per CPU");
 	trace__close(t);
