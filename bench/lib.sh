@@ -23,8 +23,10 @@ measure() {
 	local name=$1; shift
 	ulimit -l unlimited 2>/dev/null; bpftrace "$TOP/bench/stall.bt" "$FPID" >"$OUT/bt.$name" 2>&1 &
 	local bt=$!
-	for _ in $(seq 500); do grep -q Attaching "$OUT/bt.$name" && break; sleep 0.02; done
-	sleep 0.3
+	# BEGIN runs once every probe is attached ("Attaching" comes before; a first start
+	# after an install can take seconds).
+	for _ in $(seq 3000); do grep -q '^counting' "$OUT/bt.$name" && break; sleep 0.02; done
+	grep -q '^counting' "$OUT/bt.$name" || { echo "bpftrace did not start:" >&2; cat "$OUT/bt.$name" >&2; exit 1; }
 	local t0 t1
 	t0=$(date +%s%N)
 	"$@" >"$OUT/out.$name" 2>"$OUT/err.$name"
