@@ -32,7 +32,11 @@ measure() {
 	"$@" >"$OUT/out.$name" 2>"$OUT/err.$name"
 	t1=$(date +%s%N)
 	sleep 0.3
-	kill -INT "$bt"
+	# bpftrace has been seen to miss a SIGINT on a busy machine: repeat until it ends.
+	for _ in $(seq 20); do
+		kill -INT "$bt" 2>/dev/null || break
+		for _ in $(seq 20); do kill -0 "$bt" 2>/dev/null || break; sleep 0.05; done
+	done
 	wait "$bt"
 	WALL_NS=$((t1 - t0))
 	STOPS=$(sed -n 's/^RESULT stops=\([0-9]*\).*/\1/p' "$OUT/bt.$name")

@@ -22,10 +22,12 @@
 
 #define PAGE 4096ul
 /* How long to wait for a thread in uninterruptible sleep to reach its stop, and for any
- * other thread (on a machine loaded many times over it may wait that long for a CPU; a
- * thread that dies meanwhile is seen within WAIT_CHECK_MS). */
+ * other thread: one that is runnable stops as soon as it gets a CPU, which on a machine
+ * loaded many times over can take a while, and a thread given up on would stop later
+ * and stay stopped until we come back. A thread that dies or enters uninterruptible
+ * sleep meanwhile is seen within WAIT_CHECK_MS. */
 #define D_STATE_WAIT_MS 50
-#define STOP_WAIT_MS	500
+#define STOP_WAIT_MS	3000
 #define WAIT_CHECK_MS	5
 /* How long to wait after a capture for threads that died while held to be reaped. */
 #define SETTLE_MS 100
@@ -97,12 +99,22 @@ static int tid_stat(pid_t tid, struct task_stat *st);
 #define PF_EXITING 0x00000004
 
 /* Whether tid is dying or dead: it will not stop (we ask for no exit event), so there is
- * no stop to wait for. */
-static bool dead(pid_t tid)
+ * no stop to wait for. Else *d_state tells whether it sleeps uninterruptibly. */
+static bool dead_or_d(pid_t tid, bool *d_state)
 {
 	struct task_stat st;
 
-	return tid_stat(tid, &st) || st.state == 'Z' || st.state == 'X' || (st.flags & PF_EXITING);
+	if (tid_stat(tid, &st) || st.state == 'Z' || st.state == 'X' || (st.flags & PF_EXITING))
+		return true;
+	*d_state = st.state == 'D';
+	return false;
+}
+
+static bool dead(pid_t tid)
+{
+	bool d;
+
+	return dead_or_d(tid, &d);
 }
 
 /* Waits for tid to report its stop, at most timeout_ms: nothing we wait for may hang us.
@@ -117,8 +129,9 @@ static int wait_stop(pid_t tid, bool spin, unsigned int timeout_ms, int *sig)
 	struct itimerval tick = {.it_interval = {.tv_usec = WAIT_CHECK_MS * 1000},
 				 .it_value = {.tv_usec = WAIT_CHECK_MS * 1000}};
 	struct itimerval off = {0};
-	uint64_t end = now_ns() + timeout_ms * 1000000ull;
+	uint64_t start = now_ns(), end = start + timeout_ms * 1000000ull;
 	int status, r, err = 0;
+	bool d_state = false;
 
 	*sig = 0;
 	/* Poll first: a thread usually reaches its stop within microseconds, and sleeping in
@@ -138,10 +151,13 @@ static int wait_stop(pid_t tid, bool spin, unsigned int timeout_ms, int *sig)
 			err = r < 0 ? -errno : -EIO;
 			break;
 		}
-		if (dead(tid)) {
+		if (dead_or_d(tid, &d_state)) {
 			err = -ESRCH;
 			break;
 		}
+		/* Gone to sleep uninterruptibly: it may stay there long. */
+		if (d_state && now_ns() >= start + D_STATE_WAIT_MS * 1000000ull)
+			end = 0;
 		if (now_ns() >= end || ptrace_interrupted) {
 			err = -ETIMEDOUT;
 			break;
