@@ -22,9 +22,13 @@
 
 #define PAGE 4096ul
 /* How long to wait for a thread in uninterruptible sleep to reach its stop, and for any
- * other thread (one that does not stop by then is dying, or stuck in the kernel). */
+ * other thread: one that is runnable stops as soon as it gets a CPU, which on a machine
+ * loaded many times over can take a while, and a thread given up on would stop later
+ * and stay stopped until we come back. A thread that dies or enters uninterruptible
+ * sleep meanwhile is seen within WAIT_CHECK_MS. */
 #define D_STATE_WAIT_MS 50
-#define STOP_WAIT_MS	100
+#define STOP_WAIT_MS	3000
+#define WAIT_CHECK_MS	5
 /* How long to wait after a capture for threads that died while held to be reaped. */
 #define SETTLE_MS 100
 /* Non-blocking waitpid calls before sleeping in waitpid (about 0.3 us each). */
@@ -90,18 +94,44 @@ static void precopy_stack(pid_t pid, struct thread_sample *t, size_t size)
 	copy_stack(t->tid, t, t->pre_sp, size);
 }
 
+static int tid_stat(pid_t tid, struct task_stat *st);
+
+#define PF_EXITING 0x00000004
+
+/* Whether tid is dying or dead: it will not stop (we ask for no exit event), so there is
+ * no stop to wait for. Else *d_state tells whether it sleeps uninterruptibly. */
+static bool dead_or_d(pid_t tid, bool *d_state)
+{
+	struct task_stat st;
+
+	if (tid_stat(tid, &st) || st.state == 'Z' || st.state == 'X' || (st.flags & PF_EXITING))
+		return true;
+	*d_state = st.state == 'D';
+	return false;
+}
+
+static bool dead(pid_t tid)
+{
+	bool d;
+
+	return dead_or_d(tid, &d);
+}
+
 /* Waits for tid to report its stop, at most timeout_ms: nothing we wait for may hang us.
  * A thread in uninterruptible sleep stops late; and a dying process's leader is not
  * reported until every other thread is reaped, which for threads seized by us (zombies
  * until we reap them) would be never. Returns 1 when stopped (with *sig the signal to
- * pass back at detach, 0 for an interrupt or group stop), 0 when it exited (reaped), and
- * -errno on error or timeout. */
+ * pass back at detach, 0 for an interrupt or group stop), 0 when it exited (reaped),
+ * -ESRCH when it died but is not reaped yet (the caller releases it, which hands it to
+ * ptrace__settle), and -errno on error or timeout. */
 static int wait_stop(pid_t tid, bool spin, unsigned int timeout_ms, int *sig)
 {
-	struct itimerval it = {
-		.it_value = {.tv_sec = timeout_ms / 1000, .tv_usec = timeout_ms % 1000 * 1000}};
+	struct itimerval tick = {.it_interval = {.tv_usec = WAIT_CHECK_MS * 1000},
+				 .it_value = {.tv_usec = WAIT_CHECK_MS * 1000}};
 	struct itimerval off = {0};
+	uint64_t start = now_ns(), end = start + timeout_ms * 1000000ull;
 	int status, r, err = 0;
+	bool d_state = false;
 
 	*sig = 0;
 	/* Poll first: a thread usually reaches its stop within microseconds, and sleeping in
@@ -110,11 +140,29 @@ static int wait_stop(pid_t tid, bool spin, unsigned int timeout_ms, int *sig)
 		if (waitpid(tid, &status, __WALL | WNOHANG) == tid)
 			goto stopped;
 	}
-	/* SIGALRM (installed without SA_RESTART) cuts the waitpid. */
-	setitimer(ITIMER_REAL, &it, NULL);
-	r = waitpid(tid, &status, __WALL);
-	if (r != tid)
-		err = r < 0 ? (errno == EINTR ? -ETIMEDOUT : -errno) : -EIO;
+	/* Then sleep in waitpid, woken at the stop; SIGALRM (installed without SA_RESTART)
+	 * cuts it every few ms to see whether the thread died or the time is up. */
+	setitimer(ITIMER_REAL, &tick, NULL);
+	for (;;) {
+		r = waitpid(tid, &status, __WALL);
+		if (r == tid)
+			break;
+		if (r >= 0 || errno != EINTR) {
+			err = r < 0 ? -errno : -EIO;
+			break;
+		}
+		if (dead_or_d(tid, &d_state)) {
+			err = -ESRCH;
+			break;
+		}
+		/* Gone to sleep uninterruptibly: it may stay there long. */
+		if (d_state && now_ns() >= start + D_STATE_WAIT_MS * 1000000ull)
+			end = 0;
+		if (now_ns() >= end || ptrace_interrupted) {
+			err = -ETIMEDOUT;
+			break;
+		}
+	}
 	setitimer(ITIMER_REAL, &off, NULL);
 	if (err)
 		return err;
@@ -160,8 +208,6 @@ static void take_regs(pid_t tid, struct thread_sample *t, size_t stack_size)
 	}
 }
 
-#define PF_EXITING 0x00000004
-
 /* The stat of a thread by its id alone (/proc/TID works for any thread id). */
 static int tid_stat(pid_t tid, struct task_stat *st)
 {
@@ -177,7 +223,6 @@ static int tid_stat(pid_t tid, struct task_stat *st)
 
 int ptrace__seize(pid_t tid)
 {
-	struct task_stat st;
 	int err;
 
 	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) == 0)
@@ -185,8 +230,7 @@ int ptrace__seize(pid_t tid)
 	err = -errno;
 	/* The kernel refuses to attach to a thread on its way out: that is an exit, not a
 	 * permission problem. */
-	if (err == -EPERM &&
-	    (tid_stat(tid, &st) || st.state == 'Z' || st.state == 'X' || (st.flags & PF_EXITING)))
+	if (err == -EPERM && dead(tid))
 		return -ESRCH;
 	return err;
 }
@@ -254,12 +298,13 @@ static int sample_one(pid_t pid, pid_t tid, const struct stacks_opts *opts, stru
 	 * microsecond or so (the thread's way to its stop is not stopped time). */
 	t0 = now_ns();
 	if (r <= 0) {
-		/* Exited (and reaped), or not stopped in time: the pending trap is dropped when
-		 * we detach (now if it stopped meanwhile, else by ptrace__settle). */
+		/* Exited (and reaped), dead but not reaped, or not stopped in time: the pending
+		 * trap is dropped when we detach (now if it stopped meanwhile, else by
+		 * ptrace__settle, which reaps the dead). */
 		if (r < 0)
 			release(tid, 0);
 		err = r == 0 ? -ESRCH : r;
-		if (r < 0) {
+		if (r < 0 && r != -ESRCH) {
 			t->flags |= THREAD_UNRESOLVED;
 			return 0;
 		}
@@ -441,7 +486,10 @@ static int capture_consistent(pid_t pid, const struct stacks_opts *opts, struct 
 			take_regs(t->tid, t, opts->stack_size);
 		else if (r == 0)
 			held[i].gone = true;
-		else
+		else if (r == -ESRCH) {
+			held[i].gone = true; /* dead, left for ptrace__settle to reap */
+			ptrace__remember_pending(t->tid);
+		} else
 			t->flags |= THREAD_UNRESOLVED;
 	}
 out_release:

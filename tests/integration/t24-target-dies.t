@@ -41,7 +41,7 @@ like "$(cat "$TMP/top.err")" "^srvscope: process $FPID \\(leaderless\\) exited a
 like "$(cat "$TMP/stacks.err")" "^srvscope: process $FPID \\(leaderless\\) exited after [0-9]+ samples\$" "stacks says the same"
 _pids=""
 modes=(${KILL_MODES:-"--consistent" "--mode=ptrace" "--mode=nostop" "record"})
-still="" slow=0 unclear=0 unreaped=0 sanitizer=0 badrc=0 early=0
+still="" hung=0 slow=0 unclear=0 unreaped=0 sanitizer=0 badrc=0 early=0
 declare -A worst
 ms_since() { echo $(((${EPOCHREALTIME/./} - $1) / 1000)); }
 for i in $(seq 1 "$ROUNDS"); do
@@ -80,6 +80,7 @@ for i in $(seq 1 "$ROUNDS"); do
 	fi
 	wait "$FPID" 2>/dev/null
 	[ "${worst[$mode]:-0}" -ge "$took" ] || worst[$mode]=$took
+	[ "$took" -gt 3000 ] && hung=$((hung + 1))
 	if [ "$took" -gt 1000 ]; then
 		slow=$((slow + 1)); diag "round $i ($mode, kill after ${delay}s): srvscope ended ${took} ms after the kill (rc $rc)"
 	fi
@@ -99,7 +100,13 @@ for i in $(seq 1 "$ROUNDS"); do
 	_pids=""
 done
 diag "worst time from kill to srvscope's end: ${worst[*]} ms (${!worst[*]}); $early rounds killed before srvscope looked"
-is "$slow" 0 "srvscope ends within 1 s of the target's death, every round"
+# srvscope waits at most 100 ms for a stop and 100 ms to reap, so 1 s is ample; but on a
+# machine loaded many times over (make check beside other builds, under ASan) a runnable
+# process can wait most of a second for a CPU. A hang, the fault this catches, has no end:
+# no round may pass 3 s, and at most 1 in 50 may pass 1 s.
+is "$hung" 0 "srvscope ends within 3 s of the target's death, every round"
+check "srvscope ends within 1 s of the target's death ($slow of $ROUNDS rounds later)" \
+	[ "$slow" -le $((ROUNDS / 50)) ]
 is "$unreaped" 0 "the target is reaped by its parent within 1 s, every round"
 is "$badrc" 0 "exit status 0 (samples shown) or 1 (none), every round"
 is "$unclear" 0 "one clear line says the process exited, every round"
