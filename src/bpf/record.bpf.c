@@ -13,8 +13,11 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool filter_all = false; /* -a: every task is a target */
 const volatile bool want_stacks = true; /* kernel and user stacks */
 /* Stacks taken where a thread blocked (or woke another) are reused while it blocks at the
- * same place (same syscall, same user ip and sp) for this long: walking a kernel stack
- * costs microseconds, blocking at the same place thousands of times a second is common. */
+ * same place for this long: walking a kernel stack costs microseconds, blocking at the
+ * same place thousands of times a second is common. The same place: the same syscall and
+ * arguments, user ip and sp, kernel stack depth, and (--call-graph=dwarf) the user stack
+ * words and registers the unwinder read (see rec_ustack_check); --call-graph=fp walks the
+ * user stack every time. */
 const volatile __u64 stack_refresh_ns = 100 * 1000 * 1000ull;
 const volatile __u64 wakeup_bytes = 1 << 20; /* wake user space past this much data */
 const volatile __u32 self_tgid = 0;	     /* srvscope itself, never a target */
@@ -87,10 +90,21 @@ struct {
 	__type(value, struct cpu_ctx);
 } cpu_ctxs SEC(".maps");
 
+/* What user space found the unwind of a dump to depend on, by dump id (the id in a
+ * stack_cache entry); LRU: entries of dumps no task refers to any more go. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct rec_ustack_check);
+} ustack_checks SEC(".maps");
+
 /* Stacks last taken at one place in a task, and where that was. */
 struct stack_cache {
 	__u64 ts, ip, sp;
 	__s64 orig_ax, nr; /* as in the registers; as validated */
+	__u64 args[3];
+	__u64 kdepth; /* where the program's context is on the kernel stack */
 	__u64 kstack, ustack;
 };
 
@@ -339,6 +353,9 @@ struct user_place {
 	__u64 ip, sp;
 	__s64 orig_ax, nr;
 	__u64 args[3];
+	/* The address of the program's context, on the task's kernel stack: the same task at
+	 * another depth there is on another kernel path (a read() on a pipe or a socket). */
+	__u64 kdepth;
 	bool same; /* as in the cache: its stacks can be reused */
 };
 
@@ -346,7 +363,8 @@ static __always_inline bool at_place(const struct stack_cache *c, __u64 ts,
 				     const struct user_place *u)
 {
 	return c->ts && ts - c->ts < stack_refresh_ns && c->ip == u->ip && c->sp == u->sp &&
-	       c->orig_ax == u->orig_ax;
+	       c->orig_ax == u->orig_ax && c->kdepth == u->kdepth && c->args[0] == u->args[0] &&
+	       c->args[1] == u->args[1] && c->args[2] == u->args[2];
 }
 
 /* Fills u for task t and returns the entry of cs (PLACES of them, or NULL) to use: the
@@ -366,6 +384,9 @@ static __always_inline struct stack_cache *user_place(struct task_struct *t, str
 	u->sp = regs->sp;
 	u->orig_ax = (__s64)regs->orig_ax;
 	u->nr = u->orig_ax;
+	u->args[0] = regs->di;
+	u->args[1] = regs->si;
+	u->args[2] = regs->dx;
 	if (cs) {
 		if (at_place(&cs[0], ts, u))
 			c = &cs[0];
@@ -381,36 +402,91 @@ static __always_inline struct stack_cache *user_place(struct task_struct *t, str
 	if (!u->same && u->nr >= 0 &&
 	    (bpf_probe_read_user(&insn, sizeof(insn), (void *)(u->ip - 2)) || insn != 0x050f))
 		u->nr = -1;
-	if (u->nr < 0)
-		return c;
-	u->args[0] = regs->di;
-	u->args[1] = regs->si;
-	u->args[2] = regs->dx;
 	return c;
 }
 
-/* The current task's kernel and user stacks: those in c when it is where it was (u->same),
- * else walked now and kept in c. */
-static __always_inline void task_stacks(void *ctx, bool user, const struct user_place *u,
-					struct stack_cache *c, __u64 ts, __u64 *kstack,
-					__u64 *ustack)
+struct check_walk {
+	const struct rec_ustack_check *k;
+	__u64 sp, h;
+};
+
+/* One checked word of the user stack into the hash of their values; unreadable is zero,
+ * as in a dump. A bpf_loop callback. */
+static long check_word(__u32 i, void *arg)
 {
-	if (c && u->same) {
-		*kstack = c->kstack;
-		*ustack = c->ustack;
-		return;
+	struct check_walk *w = arg;
+	__u64 v = 0;
+
+	if (i >= REC_CHECK_WORDS)
+		return 1;
+	if (bpf_probe_read_user(&v, sizeof(v), (void *)(w->sp + w->k->off[i])))
+		v = 0;
+	w->h ^= v;
+	w->h *= 0x100000001b3ull;
+	w->h ^= w->h >> 29;
+	return 0;
+}
+
+/* Whether task t, at the place where dump dump_id was taken (same ip and sp), would unwind
+ * as that dump did: 1 yes, 0 no, -1 not known yet (user space has not unwound the dump,
+ * or could make no check of it). */
+static __always_inline int ustack_unchanged(struct task_struct *t, __u64 dump_id, __u64 sp)
+{
+	const struct rec_ustack_check *k = bpf_map_lookup_elem(&ustack_checks, &dump_id);
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	struct check_walk w;
+
+	if (!k)
+		return -1;
+	if (!regs || k->nr > REC_CHECK_WORDS)
+		return 0;
+	if (((k->regs & 1) && regs->r15 != k->reg[0]) ||
+	    ((k->regs & 2) && regs->r14 != k->reg[1]) ||
+	    ((k->regs & 4) && regs->r13 != k->reg[2]) ||
+	    ((k->regs & 8) && regs->r12 != k->reg[3]) ||
+	    ((k->regs & 16) && regs->bp != k->reg[4]) || ((k->regs & 32) && regs->bx != k->reg[5]))
+		return 0;
+	w.k = k;
+	w.sp = sp;
+	w.h = 0xcbf29ce484222325ull;
+	bpf_loop(k->nr, check_word, &w, 0);
+	if (!w.h)
+		w.h = 1;
+	return w.h == k->hash;
+}
+
+/* The current task's (t's) kernel and user stacks: those in c when it is where it was
+ * (u->same) and, for the user stack, unwinds the same, else taken now and kept in c. */
+static __always_inline void task_stacks(void *ctx, struct task_struct *t, bool user,
+					const struct user_place *u, struct stack_cache *c, __u64 ts,
+					__u64 *kstack, __u64 *ustack)
+{
+	bool kreuse = c && u->same, ureuse = kreuse && !user;
+	int same = 0;
+
+	/* With frame pointers, the walk is the check: it is taken every time. */
+	if (kreuse && user && ustack_dump_bytes) {
+		same = ustack_unchanged(t, c->ustack, u->sp);
+		ureuse = same > 0;
 	}
-	*kstack = take_stack(ctx, false, 0);
-	*ustack = user ? take_ustack(ctx, 0) : 0;
-	if (!c)
+	*kstack = kreuse ? c->kstack : take_stack(ctx, false, 0);
+	*ustack = ureuse ? c->ustack : (user ? take_ustack(ctx, 0) : 0);
+	/* A dump whose check has not come yet stays in c, to be checked when it has. */
+	if (!c || ureuse || (kreuse && same < 0))
+		return;
+	c->ustack = *ustack;
+	if (kreuse)
 		return;
 	c->ts = *kstack && (*ustack || !user) ? ts : 0;
 	c->ip = u->ip;
 	c->sp = u->sp;
 	c->orig_ax = u->orig_ax;
 	c->nr = u->nr;
+	c->args[0] = u->args[0];
+	c->args[1] = u->args[1];
+	c->args[2] = u->args[2];
+	c->kdepth = u->kdepth;
 	c->kstack = *kstack;
-	c->ustack = *ustack;
 }
 
 /* An interrupt context's kernel stack, per CPU and context, refreshed like task stacks. */
@@ -585,15 +661,21 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	if (prev_t && prev_state != TASK_RUNNING) {
 		bool user = !(prev->flags & PF_KTHREAD);
 
-		st = bpf_task_storage_get(&task_states, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		struct stack_cache *c = st ? &st->blocked[0] : NULL;
+		struct stack_cache *c = NULL;
 
+		st = bpf_task_storage_get(&task_states, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		/* Keeps the address computed after the NULL test, where the verifier wants it. */
+		if (st) {
+			barrier_var(st);
+			c = st->blocked;
+		}
+		u.kdepth = (__u64)ctx;
 		if (user)
-			c = user_place(prev, st ? st->blocked : NULL, ts, &u);
+			c = user_place(prev, c, ts, &u);
 		if (u.nr >= 0 && (__s64)u.args[0] >= -1 && (__s64)u.args[0] < 0x7fffffff)
 			fd = (__s32)u.args[0];
 		if (want_stacks)
-			task_stacks(ctx, user, &u, c, ts, &kstack, &ustack);
+			task_stacks(ctx, prev, user, &u, c, ts, &kstack, &ustack);
 	}
 	r = rec_reserve(ts, REC_SWITCH, prev->pid, prev_tgid);
 	if (!r)
@@ -638,10 +720,15 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 		struct stack_cache *sc;
 
 		st = bpf_task_storage_get(&task_states, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		sc = st ? &st->waking[0] : NULL;
+		sc = NULL;
+		if (st) {
+			barrier_var(st);
+			sc = st->waking;
+		}
+		u.kdepth = (__u64)ctx;
 		if (user)
-			sc = user_place(cur, st ? st->waking : NULL, ts, &u);
-		task_stacks(ctx, user, &u, sc, ts, &kstack, &ustack);
+			sc = user_place(cur, sc, ts, &u);
+		task_stacks(ctx, cur, user, &u, sc, ts, &kstack, &ustack);
 	}
 	r = rec_reserve(ts, REC_WAKING, p->pid, tgid);
 	if (!r)
