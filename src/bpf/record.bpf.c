@@ -15,9 +15,9 @@ const volatile bool want_stacks = true; /* kernel and user stacks */
 /* Stacks taken where a thread blocked (or woke another) are reused while it blocks at the
  * same place for this long: walking a kernel stack costs microseconds, blocking at the
  * same place thousands of times a second is common. The same place: the same syscall and
- * arguments, user ip and sp, kernel stack depth, and (--call-graph=dwarf) the user stack
- * words and registers the unwinder read (see rec_ustack_check); --call-graph=fp walks the
- * user stack every time. */
+ * arguments, user ip and sp, and (--call-graph=dwarf) the user stack words and registers
+ * the unwinder read (see rec_ustack_check); --call-graph=fp walks the user stack every
+ * time. */
 const volatile __u64 stack_refresh_ns = 100 * 1000 * 1000ull;
 const volatile __u64 wakeup_bytes = 1 << 20; /* wake user space past this much data */
 const volatile __u32 self_tgid = 0;	     /* srvscope itself, never a target */
@@ -103,8 +103,10 @@ struct {
 struct stack_cache {
 	__u64 ts, ip, sp;
 	__s64 orig_ax, nr; /* as in the registers; as validated */
+	/* The kernel path depends on the syscall's arguments (a read() on a pipe or on a
+	 * socket). Not the kernel stack's depth: it moves at random with every syscall
+	 * (CONFIG_RANDOMIZE_KSTACK_OFFSET). */
 	__u64 args[3];
-	__u64 kdepth; /* where the program's context is on the kernel stack */
 	__u64 kstack, ustack;
 };
 
@@ -303,7 +305,9 @@ static __always_inline __u64 take_ustack_dump(struct task_struct *t, __u32 slot)
 	d->len = len;
 	if (len > REC_DUMP_MAX)
 		len = REC_DUMP_MAX;
-	if (bpf_ringbuf_output(&events, d, REC_DUMP_HDR + len, rb_flags())) {
+	/* User space is woken at once: until it has unwound the dump and published its
+	 * check, the task dumps its stack afresh at this place. */
+	if (bpf_ringbuf_output(&events, d, REC_DUMP_HDR + len, BPF_RB_FORCE_WAKEUP)) {
 		count_lost(LOST_STACK_RINGBUF);
 		return 0;
 	}
@@ -353,18 +357,15 @@ struct user_place {
 	__u64 ip, sp;
 	__s64 orig_ax, nr;
 	__u64 args[3];
-	/* The address of the program's context, on the task's kernel stack: the same task at
-	 * another depth there is on another kernel path (a read() on a pipe or a socket). */
-	__u64 kdepth;
-	bool same; /* as in the cache: its stacks can be reused */
+	bool same;  /* where the cache entry was taken: its user stack may be reused */
+	bool fresh; /* and its kernel stack is younger than stack_refresh_ns */
 };
 
-static __always_inline bool at_place(const struct stack_cache *c, __u64 ts,
-				     const struct user_place *u)
+static __always_inline bool at_place(const struct stack_cache *c, const struct user_place *u)
 {
-	return c->ts && ts - c->ts < stack_refresh_ns && c->ip == u->ip && c->sp == u->sp &&
-	       c->orig_ax == u->orig_ax && c->kdepth == u->kdepth && c->args[0] == u->args[0] &&
-	       c->args[1] == u->args[1] && c->args[2] == u->args[2];
+	return c->ts && stack_refresh_ns && c->ip == u->ip && c->sp == u->sp &&
+	       c->orig_ax == u->orig_ax && c->args[0] == u->args[0] && c->args[1] == u->args[1] &&
+	       c->args[2] == u->args[2];
 }
 
 /* Fills u for task t and returns the entry of cs (PLACES of them, or NULL) to use: the
@@ -377,7 +378,7 @@ static __always_inline struct stack_cache *user_place(struct task_struct *t, str
 	__u16 insn = 0;
 
 	u->nr = -1;
-	u->same = false;
+	u->same = u->fresh = false;
 	if (!regs)
 		return cs;
 	u->ip = regs->ip;
@@ -388,12 +389,13 @@ static __always_inline struct stack_cache *user_place(struct task_struct *t, str
 	u->args[1] = regs->si;
 	u->args[2] = regs->dx;
 	if (cs) {
-		if (at_place(&cs[0], ts, u))
+		if (at_place(&cs[0], u))
 			c = &cs[0];
-		else if (at_place(&cs[1], ts, u))
+		else if (at_place(&cs[1], u))
 			c = &cs[1];
 		if (c) {
 			u->same = true;
+			u->fresh = ts - c->ts < stack_refresh_ns;
 			u->nr = c->nr;
 		} else {
 			c = cs[0].ts <= cs[1].ts ? &cs[0] : &cs[1];
@@ -456,27 +458,36 @@ static __always_inline int ustack_unchanged(struct task_struct *t, __u64 dump_id
 }
 
 /* The current task's (t's) kernel and user stacks: those in c when it is where it was
- * (u->same) and, for the user stack, unwinds the same, else taken now and kept in c. */
+ * (u->same), the kernel one while fresh, the user one while it unwinds the same (a check
+ * is exact: it never expires); else taken now and kept in c. */
 static __always_inline void task_stacks(void *ctx, struct task_struct *t, bool user,
 					const struct user_place *u, struct stack_cache *c, __u64 ts,
 					__u64 *kstack, __u64 *ustack)
 {
-	bool kreuse = c && u->same, ureuse = kreuse && !user;
+	bool here = c && u->same, kreuse = here && u->fresh, ureuse = here && !user;
 	int same = 0;
 
 	/* With frame pointers, the walk is the check: it is taken every time. */
-	if (kreuse && user && ustack_dump_bytes) {
+	if (here && user && ustack_dump_bytes) {
 		same = ustack_unchanged(t, c->ustack, u->sp);
 		ureuse = same > 0;
 	}
 	*kstack = kreuse ? c->kstack : take_stack(ctx, false, 0);
 	*ustack = ureuse ? c->ustack : (user ? take_ustack(ctx, 0) : 0);
-	/* A dump whose check has not come yet stays in c, to be checked when it has. */
-	if (!c || ureuse || (kreuse && same < 0))
+	if (!c)
 		return;
+	if (here) {
+		if (!kreuse && *kstack) {
+			c->kstack = *kstack;
+			c->ts = ts;
+		}
+		/* A dump whose check has not come yet stays in c, to be checked when it
+		 * has. */
+		if (!ureuse && same >= 0 && *ustack)
+			c->ustack = *ustack;
+		return;
+	}
 	c->ustack = *ustack;
-	if (kreuse)
-		return;
 	c->ts = *kstack && (*ustack || !user) ? ts : 0;
 	c->ip = u->ip;
 	c->sp = u->sp;
@@ -485,7 +496,6 @@ static __always_inline void task_stacks(void *ctx, struct task_struct *t, bool u
 	c->args[0] = u->args[0];
 	c->args[1] = u->args[1];
 	c->args[2] = u->args[2];
-	c->kdepth = u->kdepth;
 	c->kstack = *kstack;
 }
 
@@ -669,7 +679,6 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 			barrier_var(st);
 			c = st->blocked;
 		}
-		u.kdepth = (__u64)ctx;
 		if (user)
 			c = user_place(prev, c, ts, &u);
 		if (u.nr >= 0 && (__s64)u.args[0] >= -1 && (__s64)u.args[0] < 0x7fffffff)
@@ -725,7 +734,6 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 			barrier_var(st);
 			sc = st->waking;
 		}
-		u.kdepth = (__u64)ctx;
 		if (user)
 			sc = user_place(cur, sc, ts, &u);
 		task_stacks(ctx, cur, user, &u, sc, ts, &kstack, &ustack);

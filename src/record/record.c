@@ -131,8 +131,8 @@ static void on_dump(struct recorder *r, const struct rec_ustack_dump *d, size_t 
 
 		rec_procs__check_maps(&r->procs, p, now, true);
 		if (p->maps && p->maps != before)
-			nr = ustacks__unwind(&r->ustacks, u, d, size, ips, REC_MAX_FRAMES,
-					     &unknown, &cut);
+			nr = ustacks__unwind(&r->ustacks, u, d, size, ips, REC_MAX_FRAMES, &unknown,
+					     &cut);
 	}
 	if (!nr)
 		return;
@@ -794,8 +794,9 @@ int record__run(const struct record_opts *o)
 	else
 		print_summary(&r, lost, events, end_ns);
 	if (!err && o->verbose && o->ustack_dump_bytes)
-		notice("unwound %" PRIu64 " user stack copies (%" PRIu64 " gave no frame)",
-		       r.ustacks.dumps, r.ustacks.failed);
+		notice("unwound %" PRIu64 " user stack copies (%" PRIu64 " gave no frame; %" PRIu64
+		       " checkable for reuse, %" PRIu64 " not)",
+		       r.ustacks.dumps, r.ustacks.failed, r.ustacks.checked, r.ustacks.unchecked);
 out_close:
 	if (go_fd >= 0)
 		close(go_fd); /* the child sees EOF and exits without running the command */
