@@ -221,6 +221,7 @@ static __always_inline __u64 take_stack(void *ctx, bool user, __u32 slot)
 	s->type = REC_STACK;
 	s->user = user;
 	s->nr = nr;
+	s->pid = bpf_get_current_pid_tgid() >> 32;
 	if (bpf_ringbuf_output(&events, s, REC_STACK_HDR + (__u64)(nr & 127) * 8, rb_flags())) {
 		count_lost(LOST_STACK_RINGBUF);
 		return 0;

@@ -124,9 +124,11 @@ struct rec_stack {
 	__u16 type; /* REC_STACK */
 	__u16 user;
 	__u32 nr;
+	__u32 pid; /* the process whose stack it was first seen in (user stacks) */
+	__u32 pad;
 	__u64 ips[REC_MAX_FRAMES];
 };
-#define REC_STACK_HDR 16
+#define REC_STACK_HDR 24
 
 /* --call-graph=dwarf: instead of walking frame pointers in the kernel, the user registers
  * and the top of the user stack are sent, and user space unwinds them with the objects'

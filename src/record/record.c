@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -145,6 +146,38 @@ static void on_dump(struct recorder *r, const struct rec_ustack_dump *d, size_t 
 		bpf_map_update_elem(r->check_fd, &d->id, &check, BPF_ANY);
 }
 
+/* The frames of a frame-pointer walk are checked too: where a function without frame
+ * pointers left something else in rbp, the walk goes on through garbage. The stack ends,
+ * marked truncated, at the first address outside the process's executable mappings (read
+ * again once, as in on_dump, in case it mapped something since). */
+static bool in_exec_map(const struct proc_maps *maps, uint64_t ip)
+{
+	const struct map_entry *m = maps ? proc_maps__find(maps, ip) : NULL;
+
+	return m && (m->prot & PROT_EXEC);
+}
+
+static void on_fp_stack(struct recorder *r, const struct rec_stack *s)
+{
+	uint64_t now = record_now(r);
+	struct rec_proc *p = rec_procs__seen(&r->procs, s->pid, now);
+	const uint64_t *ips = (const uint64_t *)s->ips;
+	uint32_t nr = 0;
+
+	while (nr < s->nr && in_exec_map(p->maps, ips[nr]))
+		nr++;
+	if (nr < s->nr) {
+		struct proc_maps *before = p->maps;
+
+		rec_procs__check_maps(&r->procs, p, now, true);
+		if (p->maps != before)
+			while (nr < s->nr && in_exec_map(p->maps, ips[nr]))
+				nr++;
+	}
+	write_stack(r, s->id, TRACE_STACK_USER | (nr < s->nr ? TRACE_STACK_TRUNCATED : 0), ips,
+		    nr);
+}
+
 /* Where an event keeps the id of a user stack; NULL for events without one. */
 static __u64 *ustack_of(struct rec *e)
 {
@@ -185,7 +218,10 @@ static int on_record(void *ctx, void *data, size_t size)
 
 		if (nr > REC_MAX_FRAMES || REC_STACK_HDR + nr * 8ull > size)
 			return 0;
-		write_stack(r, s->id, s->user, (const uint64_t *)s->ips, nr);
+		if (s->user)
+			on_fp_stack(r, s);
+		else
+			write_stack(r, s->id, 0, (const uint64_t *)s->ips, nr);
 		return 0;
 	}
 	if (size >= REC_STACK_HDR &&
