@@ -99,6 +99,13 @@ struct {
 	__type(value, struct rec_ustack_check);
 } ustack_checks SEC(".maps");
 
+/* Kernel frames compared before a kernel stack is reused, at a place where the kernel
+ * stack was seen to change: one syscall blocks at several kernel places (fsync: waiting
+ * for writeback, then for the flush), which its arguments do not tell apart. The walk of
+ * these frames costs about what the whole stack does (half a microsecond): it is made
+ * only where needed, the other places stay cheap. */
+#define KPREFIX 12
+
 /* Stacks last taken at one place in a task, and where that was. */
 struct stack_cache {
 	__u64 ts, ip, sp;
@@ -108,6 +115,9 @@ struct stack_cache {
 	 * (CONFIG_RANDOMIZE_KSTACK_OFFSET). */
 	__u64 args[3];
 	__u64 kstack, ustack;
+	__u32 knr;     /* frames in kips: the first of kstack (after this program's) */
+	__u32 kvaries; /* a refresh found another kernel stack here: compare kips first */
+	__u64 kips[KPREFIX];
 };
 
 /* Places kept per task and role: a server thread commonly blocks at two places in turn
@@ -208,6 +218,7 @@ static __always_inline __u64 take_stack(void *ctx, bool user, __u32 slot)
 	nr = (__u32)n / 8;
 	if (nr > REC_MAX_FRAMES)
 		nr = REC_MAX_FRAMES;
+	s->nr = nr; /* for keep_kernel_prefix, sent or not */
 	c.s = s;
 	c.h = 0xcbf29ce484222325ull;
 	bpf_loop(nr, hash_frame, &c, 0);
@@ -220,7 +231,6 @@ static __always_inline __u64 take_stack(void *ctx, bool user, __u32 slot)
 	s->id = h;
 	s->type = REC_STACK;
 	s->user = user;
-	s->nr = nr;
 	s->pid = bpf_get_current_pid_tgid() >> 32;
 	if (bpf_ringbuf_output(&events, s, REC_STACK_HDR + (__u64)(nr & 127) * 8, rb_flags())) {
 		count_lost(LOST_STACK_RINGBUF);
@@ -458,6 +468,40 @@ static __always_inline int ustack_unchanged(struct task_struct *t, __u64 dump_id
 	return w.h == k->hash;
 }
 
+/* Keeps the first frames of the kernel stack just taken (in slot 0 of stack_scratch). */
+static __always_inline void keep_kernel_prefix(struct stack_cache *c, __u64 kstack)
+{
+	__u32 zero = 0;
+	struct rec_stack *s = bpf_map_lookup_elem(&stack_scratch, &zero);
+
+	c->knr = 0;
+	if (!s || !kstack || !s->nr)
+		return;
+	c->knr = s->nr - 1 < KPREFIX ? s->nr - 1 : KPREFIX;
+	__builtin_memcpy(c->kips, s->ips + 1, sizeof(c->kips));
+}
+
+/* Whether the current kernel stack begins with the frames kept in c. */
+static __always_inline bool kernel_prefix_same(void *ctx, const struct stack_cache *c)
+{
+	__u32 zero = 0;
+	struct rec_stack *s = bpf_map_lookup_elem(&stack_scratch, &zero);
+	long n;
+	int i;
+
+	if (!s)
+		return false;
+	/* The first frame is the call site in this program: another one than take_stack's. */
+	n = bpf_get_stack(ctx, s->ips, KPREFIX * 8, 1 & BPF_F_SKIP_FIELD_MASK);
+	if (n <= 0 || (__u32)n / 8 != c->knr)
+		return false;
+#pragma unroll
+	for (i = 0; i < KPREFIX; i++)
+		if (i < c->knr && s->ips[i] != c->kips[i])
+			return false;
+	return true;
+}
+
 /* The current task's (t's) kernel and user stacks: those in c when it is where it was
  * (u->same), the kernel one while fresh, the user one while it unwinds the same (a check
  * is exact: it never expires); else taken now and kept in c. */
@@ -473,12 +517,19 @@ static __always_inline void task_stacks(void *ctx, struct task_struct *t, bool u
 		same = ustack_unchanged(t, c->ustack, u->sp);
 		ureuse = same > 0;
 	}
+	if (kreuse && c->kvaries)
+		kreuse = kernel_prefix_same(ctx, c);
 	*kstack = kreuse ? c->kstack : take_stack(ctx, false, 0);
+	/* Before the user stack is taken: a frame-pointer walk reuses the scratch. */
+	if (c && !kreuse && *kstack)
+		keep_kernel_prefix(c, *kstack);
 	*ustack = ureuse ? c->ustack : (user ? take_ustack(ctx, 0) : 0);
 	if (!c)
 		return;
 	if (here) {
 		if (!kreuse && *kstack) {
+			if (*kstack != c->kstack)
+				c->kvaries = 1;
 			c->kstack = *kstack;
 			c->ts = ts;
 		}
@@ -498,6 +549,7 @@ static __always_inline void task_stacks(void *ctx, struct task_struct *t, bool u
 	c->args[1] = u->args[1];
 	c->args[2] = u->args[2];
 	c->kstack = *kstack;
+	c->kvaries = 0;
 }
 
 /* An interrupt context's kernel stack, per CPU and context, refreshed like task stacks. */
