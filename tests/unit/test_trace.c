@@ -44,6 +44,7 @@ static void write_sample(struct tb *b)
 	trace_writer__add_name(b->w, 8, 7, "worker");
 	trace_writer__add_stack(b->w, 0xabc, true, ips, 3);
 	trace_writer__add_stack(b->w, 0xdef, false, ips, 1);
+	trace_writer__add_stack(b->w, 0xc07, TRACE_STACK_USER | TRACE_STACK_TRUNCATED, ips, 2);
 	trace_writer__add_fd(b->w, 1000, 7, 3, "pipe [1]");
 	trace_writer__add_fd(b->w, 4000, 7, 3, "tcp 1.2.3.4:5 -> 6.7.8.9:10");
 	/* Slightly out of order, as CPUs race to the ring buffer. */
@@ -82,6 +83,9 @@ static void round_trip(void)
 	st = trace__stack(t, 0xabc);
 	ok(st && st->nr == 3 && st->user && st->ips[2] == 0x30, "a user stack by id");
 	ok(trace__stack(t, 0xdef) && !trace__stack(t, 0xdef)->user, "a kernel stack by id");
+	ok(st && !st->truncated && !trace__stack(t, 0xdef)->truncated, "whole stacks");
+	st = trace__stack(t, 0xc07);
+	ok(st && st->nr == 2 && st->user && st->truncated, "a truncated user stack: bit 1 of user");
 	ok(!trace__stack(t, 0) && !trace__stack(t, 0x999), "unknown stack ids");
 	is_str(trace__thread(t, 8)->comm, "worker", "thread names");
 	is_int(trace__thread(t, 8)->pid, 7, "thread's process");
