@@ -418,8 +418,13 @@ static __always_inline struct stack_cache *user_place(struct task_struct *t, str
 	return c;
 }
 
+/* Checked words within this many bytes of sp are read in one go (into this CPU's dump
+ * scratch, free outside take_ustack_dump): one read costs less than a read per word. */
+#define CHECK_SPAN_MAX 4096
+
 struct check_walk {
 	const struct rec_ustack_check *k;
+	const __u8 *copy; /* the span of stack read at once, or NULL */
 	__u64 sp, h;
 };
 
@@ -429,10 +434,14 @@ static long check_word(__u32 i, void *arg)
 {
 	struct check_walk *w = arg;
 	__u64 v = 0;
+	__u32 off;
 
 	if (i >= REC_CHECK_WORDS)
 		return 1;
-	if (bpf_probe_read_user(&v, sizeof(v), (void *)(w->sp + w->k->off[i])))
+	off = w->k->off[i & (REC_CHECK_WORDS - 1)];
+	if (w->copy)
+		v = *(const __u64 *)(w->copy + (off & (CHECK_SPAN_MAX - 1)));
+	else if (bpf_probe_read_user(&v, sizeof(v), (void *)(w->sp + off)))
 		v = 0;
 	w->h ^= v;
 	w->h *= 0x100000001b3ull;
@@ -462,6 +471,16 @@ static __always_inline int ustack_unchanged(struct task_struct *t, __u64 dump_id
 	w.k = k;
 	w.sp = sp;
 	w.h = 0xcbf29ce484222325ull;
+	w.copy = NULL;
+	if (k->span && k->span <= CHECK_SPAN_MAX) {
+		__u32 key = bpf_get_smp_processor_id() * 2;
+		struct rec_ustack_dump *d = bpf_map_lookup_elem(&dump_scratch, &key);
+
+		/* A read that fails (a page not present) leaves the word by word reads. */
+		if (d &&
+		    !bpf_probe_read_user(d->data, k->span & (2 * CHECK_SPAN_MAX - 1), (void *)sp))
+			w.copy = d->data;
+	}
 	bpf_loop(k->nr, check_word, &w, 0);
 	if (!w.h)
 		w.h = 1;

@@ -163,10 +163,12 @@ struct rec_ustack_dump {
 #define REC_CHECK_WORDS 128
 #define REC_CHECK_REGS	6 /* pt_regs words 0-5: r15 r14 r13 r12 bp bx (ip, sp: the key) */
 struct rec_ustack_check {
-	__u32 nr;		    /* words to compare */
-	__u32 regs;		    /* bit i: pt_regs word i (< REC_CHECK_REGS) is compared */
-	__u64 reg[REC_CHECK_REGS];  /* their values */
-	__u64 hash;		    /* of the words' values in order (ustacks__hash) */
+	__u32 nr;		   /* words to compare */
+	__u32 regs;		   /* bit i: pt_regs word i (< REC_CHECK_REGS) is compared */
+	__u64 reg[REC_CHECK_REGS]; /* their values */
+	__u64 hash;		   /* of the words' values in order (ustacks__hash) */
+	__u32 span;		   /* bytes from sp that hold them all */
+	__u32 pad;
 	__u16 off[REC_CHECK_WORDS]; /* each word's offset from sp, in bytes */
 };
 

@@ -91,6 +91,8 @@ bool ustacks__check(struct ustacks *us, const struct rec_ustack_dump *d, struct 
 			return false;
 		}
 		c->off[i] = r->off[i];
+		if (r->off[i] + 8 > c->span)
+			c->span = r->off[i] + 8;
 	}
 	c->nr = r->nr;
 	c->regs = r->regs & ((1u << REC_CHECK_REGS) - 1);
