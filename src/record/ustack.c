@@ -2,11 +2,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/user.h>
 
 #include "bpf/record.h"
-#include "proc/maps.h"
 #include "record/ustack.h"
 #include "snapshot/snapshot.h"
 #include "unwind/unwind.h"

@@ -12,7 +12,6 @@
 #include "trace/u64map.h"
 #include "unwind/unwind.h"
 
-struct proc_maps;
 struct rec_ustack_check;
 struct rec_ustack_dump;
 struct thread_sample;
@@ -36,9 +35,9 @@ void ustacks__free(struct ustacks *us);
 /* Unwinds the dump (size bytes as received) with the process's unwinder into
  * ips (innermost first, at most max). Returns the number of frames, 0 when the dump is
  * malformed. *truncated is set when the unwind stopped short of the outermost frame;
- * *unknown_map when it stopped at an address outside every executable mapping in maps
- * (the process may have mapped something since its maps were read: read them, set them in
- * the unwinder and unwind again). */
+ * *unknown_map when it stopped at an address outside every executable mapping of the
+ * unwinder's maps (the process may have mapped something since its maps were read: read
+ * them, set them in the unwinder and unwind again). */
 unsigned int ustacks__unwind(struct ustacks *us, struct unwinder *u,
 			     const struct rec_ustack_dump *d, size_t size, uint64_t *ips,
 			     unsigned int max, bool *unknown_map, bool *truncated);
