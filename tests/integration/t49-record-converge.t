@@ -3,7 +3,8 @@
 # in turn through two or three callers of one helper whose paths are the same (ip, sp,
 # syscall, arguments, stack words, registers) from the syscall up to 1, 8 or 40 KiB above
 # it; each caller's share of the off-CPU time in 'flame --kind=off' (default options) must
-# be within 2 points of what the fixture measured. At 40 KiB the callers lie beyond the
+# be within 2 points of what the fixture measured (its blocked time, run-queue waits left
+# out: a loaded host wakes it late). At 40 KiB the callers lie beyond the
 # default 32 KiB copy: the stacks end at middle() with a [truncated] mark, and none names a
 # caller. --call-graph=fp (3 callers, 8 KiB) splits the same way.
 . "$(dirname "$0")/lib.sh"
@@ -26,8 +27,8 @@ for run in 2:1 2:8 2:40 3:1 3:8 3:40 3:8:fp; do
 		{ n += $NF } /;\[truncated\];middle;/ { t += $NF }
 		END { print a + 0, b + 0, c + 0, n + 0, t + 0 }' "$TMP/off.folded")"
 	diag "$name: srvscope a $sa b $sb c $sc of $all us ($cut truncated); fixture a $fa b $fb c $fc"
-	check "$name: about 1.2 s of sleeping in middle() is accounted ($all us)" \
-		[ "$all" -gt 1000000 ]
+	check "$name: the fixture's blocked time is accounted, within 10 % ($all us)" \
+		awk -v s="$all" -v f="$((fa + fb + fc))" 'BEGIN { exit !(f > 300000 && s > 0.9 * f && s < 1.1 * f) }'
 	if [ $kib = 40 ]; then
 		check "$name: every stack is cut at middle() and marked [truncated]" \
 			[ "$cut" = "$all" ]
