@@ -8,6 +8,7 @@
 
 #include "analysis/blocking.h"
 #include "analysis/flame.h"
+#include "snapshot/snapshot.h"
 #include "trace/symbols.h"
 #include "trace/trace.h"
 #include "trace/u64map.h"
@@ -194,6 +195,9 @@ static void sb_stack(struct sbuf *b, const struct trace *t, const struct flame_n
 				nr = i + 1;
 				break;
 			}
+	/* The unwind stopped short: the mark stands where the missing callers would. */
+	if (st->truncated && outer)
+		sb_frame(b, FRAME_TRUNCATED, kernel);
 	for (i = 0; i < nr - skip; i++) {
 		uint64_t ip = st->ips[outer ? nr - 1 - i : skip + i];
 
@@ -201,6 +205,8 @@ static void sb_stack(struct sbuf *b, const struct trace *t, const struct flame_n
 			continue;
 		sb_frame(b, kernel ? n->kernel(n->ctx, ip) : n->user(n->ctx, pid, ts, ip), kernel);
 	}
+	if (st->truncated && !outer)
+		sb_frame(b, FRAME_TRUNCATED, kernel);
 }
 
 static void waker_label(struct sbuf *b, const struct gkey *k, const struct flame_namer *n)

@@ -9,6 +9,7 @@
 #include "analysis/blocking.h"
 #include "cmd/cmd.h"
 #include "output/json_writer.h"
+#include "snapshot/snapshot.h"
 #include "trace/report_cmdline.h"
 #include "trace/symbols.h"
 #include "trace/syscalls.h"
@@ -65,6 +66,8 @@ static void stack_frames(struct report *rp, uint64_t kstack, uint64_t ustack, ui
 	st = trace__stack(rp->t, ustack);
 	for (i = 0; st && i < st->nr; i++)
 		fn(arg, trace_symbols__user(rp->syms, pid, ts, st->ips[i]), false);
+	if (st && st->truncated)
+		fn(arg, FRAME_TRUNCATED, false);
 }
 
 static void frame_text(void *arg, const char *name, bool kernel)

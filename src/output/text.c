@@ -59,6 +59,11 @@ void output__text(FILE *f, const struct stack_agg *agg)
 		for (i = 0; i < grp->nr_frames; i++) {
 			const struct frame *fr = &grp->frames[i];
 
+			if (!fr->addr && !fr->module) { /* FRAME_TRUNCATED: no module */
+				fprintf(f, "    #%-3zu %s\n", i,
+					frame__name(fr, name, sizeof(name)));
+				continue;
+			}
 			fprintf(f, "    #%-3zu %s%s  (%s)\n", i,
 				frame__name(fr, name, sizeof(name)), fr->kernel ? " [k]" : "",
 				frame__module_base(fr));

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -67,6 +68,7 @@ struct recorder {
 
 	struct u64map stacks_seen;
 	struct ustacks ustacks; /* --call-graph=dwarf */
+	int check_fd;		/* map ustack_checks, -1 without dumps */
 	struct rec_procs procs;
 
 	pid_t child;
@@ -99,14 +101,15 @@ static uint64_t record_now(struct recorder *r)
 	return r->now;
 }
 
-static void write_stack(struct recorder *r, uint64_t id, bool user, const uint64_t *ips,
+/* flags: TRACE_STACK_*. */
+static void write_stack(struct recorder *r, uint64_t id, uint32_t flags, const uint64_t *ips,
 			uint32_t nr)
 {
 	bool created;
 
 	u64map__slot(&r->stacks_seen, id, &created);
 	if (created)
-		trace_writer__add_stack(r->w, id, user, ips, nr);
+		trace_writer__add_stack(r->w, id, flags, ips, nr);
 }
 
 /* A user stack dump: unwound now, while the process and its maps are there; its frames
@@ -116,12 +119,13 @@ static void on_dump(struct recorder *r, const struct rec_ustack_dump *d, size_t 
 	uint64_t now = record_now(r), ips[REC_MAX_FRAMES], id;
 	struct rec_proc *p = rec_procs__seen(&r->procs, d->pid, now);
 	struct unwinder *u = rec_procs__unwinder(p);
+	struct rec_ustack_check check;
 	unsigned int nr;
-	bool unknown;
+	bool unknown, cut;
 
 	if (!u)
 		return;
-	nr = ustacks__unwind(&r->ustacks, u, p->maps, d, size, ips, REC_MAX_FRAMES, &unknown);
+	nr = ustacks__unwind(&r->ustacks, u, d, size, ips, REC_MAX_FRAMES, &unknown, &cut);
 	/* A frame in no known mapping: the process mapped something (dlopen) since its maps
 	 * were read. Read them now (not more than once per 10 ms) and unwind again. */
 	if (unknown) {
@@ -129,14 +133,50 @@ static void on_dump(struct recorder *r, const struct rec_ustack_dump *d, size_t 
 
 		rec_procs__check_maps(&r->procs, p, now, true);
 		if (p->maps && p->maps != before)
-			nr = ustacks__unwind(&r->ustacks, u, p->maps, d, size, ips, REC_MAX_FRAMES,
-					     &unknown);
+			nr = ustacks__unwind(&r->ustacks, u, d, size, ips, REC_MAX_FRAMES, &unknown,
+					     &cut);
 	}
 	if (!nr)
 		return;
-	id = ustacks__stack_id(ips, nr);
+	id = ustacks__stack_id(ips, nr, cut);
 	ustacks__map(&r->ustacks, d->id, id, now);
-	write_stack(r, id, true, ips, nr);
+	write_stack(r, id, TRACE_STACK_USER | (cut ? TRACE_STACK_TRUNCATED : 0), ips, nr);
+	/* Now the BPF programs may reuse the dump's id where the thread blocks again, as
+	 * long as what this unwind read is unchanged. */
+	if (r->check_fd >= 0 && ustacks__check(&r->ustacks, d, &check))
+		bpf_map_update_elem(r->check_fd, &d->id, &check, BPF_ANY);
+}
+
+/* The frames of a frame-pointer walk are checked too: where a function without frame
+ * pointers left something else in rbp, the walk goes on through garbage. The stack ends,
+ * marked truncated, at the first address outside the process's executable mappings (read
+ * again once, as in on_dump, in case it mapped something since). */
+static bool in_exec_map(const struct proc_maps *maps, uint64_t ip)
+{
+	const struct map_entry *m = maps ? proc_maps__find(maps, ip) : NULL;
+
+	return m && (m->prot & PROT_EXEC);
+}
+
+static void on_fp_stack(struct recorder *r, const struct rec_stack *s)
+{
+	uint64_t now = record_now(r);
+	struct rec_proc *p = rec_procs__seen(&r->procs, s->pid, now);
+	const uint64_t *ips = (const uint64_t *)s->ips;
+	uint32_t nr = 0;
+
+	while (nr < s->nr && in_exec_map(p->maps, ips[nr]))
+		nr++;
+	if (nr < s->nr) {
+		struct proc_maps *before = p->maps;
+
+		rec_procs__check_maps(&r->procs, p, now, true);
+		if (p->maps != before)
+			while (nr < s->nr && in_exec_map(p->maps, ips[nr]))
+				nr++;
+	}
+	write_stack(r, s->id, TRACE_STACK_USER | (nr < s->nr ? TRACE_STACK_TRUNCATED : 0), ips,
+		    nr);
 }
 
 /* Where an event keeps the id of a user stack; NULL for events without one. */
@@ -179,7 +219,10 @@ static int on_record(void *ctx, void *data, size_t size)
 
 		if (nr > REC_MAX_FRAMES || REC_STACK_HDR + nr * 8ull > size)
 			return 0;
-		write_stack(r, s->id, s->user, (const uint64_t *)s->ips, nr);
+		if (s->user)
+			on_fp_stack(r, s);
+		else
+			write_stack(r, s->id, 0, (const uint64_t *)s->ips, nr);
 		return 0;
 	}
 	if (size >= REC_STACK_HDR &&
@@ -332,8 +375,11 @@ static void state_stacks(struct recorder *r, const struct snapshot *snap, pid_t 
 	}
 	nr = t->nr_ips < REC_MAX_FRAMES ? t->nr_ips : REC_MAX_FRAMES;
 	if (nr) {
-		st->ustack = ustacks__stack_id(t->ips, nr);
-		write_stack(r, st->ustack, true, t->ips, nr);
+		bool cut = (t->flags & THREAD_TRUNCATED) || nr < t->nr_ips;
+
+		st->ustack = ustacks__stack_id(t->ips, nr, cut);
+		write_stack(r, st->ustack, TRACE_STACK_USER | (cut ? TRACE_STACK_TRUNCATED : 0),
+			    t->ips, nr);
 	}
 }
 
@@ -669,6 +715,9 @@ static int load(struct recorder *r)
 		return error("cannot load the BPF programs: %s (rerun with -v for the verifier's "
 			     "log)",
 			     strerror(-err));
+	r->check_fd = o->ustack_dump_bytes && !o->no_stacks
+			      ? bpf_map__fd(r->skel->maps.ustack_checks)
+			      : -1;
 	return 0;
 }
 
@@ -686,9 +735,9 @@ static void print_summary(struct recorder *r, const uint64_t *lost, uint64_t eve
 
 int record__run(const struct record_opts *o)
 {
-	struct recorder r = {.o = o};
+	struct recorder r = {.o = o, .check_fd = -1};
 
-	ustacks__init(&r.ustacks, (uint64_t)(o->stack_refresh_ms * 1e6));
+	ustacks__init(&r.ustacks, (uint64_t)(o->stack_refresh_ms * 1e6), o->ustack_dump_bytes);
 	struct trace_file_header hdr;
 	struct sigaction sa = {.sa_handler = on_stop};
 	uint64_t *lost = NULL, end_ns, events;
@@ -783,8 +832,9 @@ int record__run(const struct record_opts *o)
 	else
 		print_summary(&r, lost, events, end_ns);
 	if (!err && o->verbose && o->ustack_dump_bytes)
-		notice("unwound %" PRIu64 " user stack copies (%" PRIu64 " gave no frame)",
-		       r.ustacks.dumps, r.ustacks.failed);
+		notice("unwound %" PRIu64 " user stack copies (%" PRIu64 " gave no frame; %" PRIu64
+		       " checkable for reuse, %" PRIu64 " not)",
+		       r.ustacks.dumps, r.ustacks.failed, r.ustacks.checked, r.ustacks.unchecked);
 out_close:
 	if (go_fd >= 0)
 		close(go_fd); /* the child sees EOF and exits without running the command */

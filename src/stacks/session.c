@@ -205,7 +205,7 @@ static unsigned int kframes_from_text(char *text, struct frame *out, unsigned in
 
 static void symbolize_thread(struct stacks_session *s, struct thread_sample *t)
 {
-	unsigned int i, n = 0, cap = t->nr_ips + SNAP_MAX_KFRAMES;
+	unsigned int i, n = 0, cap = t->nr_ips + SNAP_MAX_KFRAMES + 1;
 	struct sym_result r;
 
 	t->frames = xcalloc(cap, sizeof(*t->frames));
@@ -227,12 +227,16 @@ static void symbolize_thread(struct stacks_session *s, struct thread_sample *t)
 			r.offset++;
 		t->frames[n] = (struct frame){t->ips[i], r.symbol, r.module, r.offset, false};
 	}
+	/* The unwind stopped short of the outermost frame: every format shows it. */
+	if (t->flags & THREAD_TRUNCATED)
+		t->frames[n++] = (struct frame){0, FRAME_TRUNCATED, NULL, 0, false};
 	t->nr_frames = n;
 }
 
 struct snapshot *stacks_session__sample(struct stacks_session *s)
 {
 	struct snapshot *snap = snapshot__new(s->pid);
+	struct unwind_reads reads = {0};
 	size_t i;
 	int err;
 
@@ -258,12 +262,22 @@ struct snapshot *stacks_session__sample(struct stacks_session *s)
 	memcpy(s->comm, snap->comm, sizeof(s->comm));
 	refresh_maps(s, true);
 	unwinder__new_sample(s->unw);
+	/* Any failed read may succeed next time: uncheckable. */
+	reads.copy_limit = UINT64_MAX;
 	for (i = 0; i < snap->nr_threads; i++) {
 		struct thread_sample *t = &snap->threads[i];
+		bool reusable = true;
 
-		if (!unwind_cache__lookup(s->ucache, t))
+		if (!unwind_cache__lookup(s->ucache, t)) {
+			/* The cache compares registers and the stack copy: an unwind that read
+			 * live memory beyond the copy, or failed to, is not kept. */
+			unwinder__note_reads(s->unw, &reads);
 			unwinder__unwind(s->unw, t);
-		unwind_cache__store(s->ucache, t);
+			unwinder__note_reads(s->unw, NULL);
+			reusable = !reads.uncheckable;
+		}
+		if (reusable)
+			unwind_cache__store(s->ucache, t);
 		if (!s->opts.no_symbols)
 			symbolize_thread(s, t);
 	}

@@ -147,7 +147,8 @@ static int parse_stacks(struct trace *t, const char *p, size_t size, uint64_t of
 			s = &t->stacks[t->nr_stacks++];
 			s->id = id;
 			s->nr = head[0];
-			s->user = head[1] & 1; /* bit 0; the others say more about the stack */
+			s->user = head[1] & TRACE_STACK_USER;
+			s->truncated = head[1] & TRACE_STACK_TRUNCATED;
 			s->ips = (const uint64_t *)(p + pos + 16);
 		}
 		pos += 16 + (size_t)head[0] * 8;

@@ -106,7 +106,11 @@ struct trace_writer *trace_writer__open(const char *path, bool force,
 					const struct trace_file_header *hdr);
 /* Buffers events and stacks until the next flush. */
 void trace_writer__add_event(struct trace_writer *w, const struct rec *r);
-void trace_writer__add_stack(struct trace_writer *w, uint64_t id, bool user, const uint64_t *ips,
+/* The flags of a stacks entry (its 'user' field). */
+#define TRACE_STACK_USER      1u /* user frames, not kernel ones */
+#define TRACE_STACK_TRUNCATED 2u /* the unwind stopped short of the outermost frame */
+/* flags: TRACE_STACK_*. */
+void trace_writer__add_stack(struct trace_writer *w, uint64_t id, uint32_t flags, const uint64_t *ips,
 			     uint32_t nr);
 void trace_writer__add_name(struct trace_writer *w, uint32_t tid, uint32_t pid, const char *comm);
 void trace_writer__add_fd(struct trace_writer *w, uint64_t ts, uint32_t pid, int32_t fd,
@@ -131,6 +135,7 @@ struct trace_stack {
 	uint64_t id;
 	uint32_t nr;
 	bool user;
+	bool truncated;	     /* frames above the outermost were not found */
 	const uint64_t *ips; /* innermost first */
 };
 

@@ -98,10 +98,10 @@ void trace_writer__add_event(struct trace_writer *w, const struct rec *r)
 	w->events++;
 }
 
-void trace_writer__add_stack(struct trace_writer *w, uint64_t id, bool user, const uint64_t *ips,
-			     uint32_t nr)
+void trace_writer__add_stack(struct trace_writer *w, uint64_t id, uint32_t flags,
+			     const uint64_t *ips, uint32_t nr)
 {
-	uint32_t head[2] = {nr, user};
+	uint32_t head[2] = {nr, flags};
 
 	buf_add(&w->stacks, &id, sizeof(id));
 	buf_add(&w->stacks, head, sizeof(head));

@@ -51,7 +51,7 @@ start_fixture "$FIXTURES/rec_sleeper" 10 || exit 1
 # It sleeps all but microseconds of every 10 ms; on a loaded machine the start snapshot may
 # still find it runnable: then record again (three tries).
 for try in 1 2 3; do
-	"$SRVSCOPE" record -p "$FPID" -d 1 -o "$TMP/sleeper.trace" >/dev/null 2>&1 || break
+	"$SRVSCOPE" record -p "$FPID" -d 1 --force -o "$TMP/sleeper.trace" >/dev/null 2>&1 || break
 	"$SRVSCOPE" blocking --format=json --comm sleeper "$TMP/sleeper.trace" >"$TMP/sleeper.json"
 	starts=$(python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))

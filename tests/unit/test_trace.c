@@ -46,6 +46,7 @@ static void write_sample(struct tb *b)
 	trace_writer__add_name(b->w, 8, 7, "worker");
 	trace_writer__add_stack(b->w, 0xabc, true, ips, 3);
 	trace_writer__add_stack(b->w, 0xdef, false, ips, 1);
+	trace_writer__add_stack(b->w, 0xc07, TRACE_STACK_USER | TRACE_STACK_TRUNCATED, ips, 2);
 	trace_writer__add_fd(b->w, 1000, 7, 3, "pipe [1]");
 	trace_writer__add_fd(b->w, 4000, 7, 3, "tcp 1.2.3.4:5 -> 6.7.8.9:10");
 	/* Slightly out of order, as CPUs race to the ring buffer. */
@@ -84,6 +85,9 @@ static void round_trip(void)
 	st = trace__stack(t, 0xabc);
 	ok(st && st->nr == 3 && st->user && st->ips[2] == 0x30, "a user stack by id");
 	ok(trace__stack(t, 0xdef) && !trace__stack(t, 0xdef)->user, "a kernel stack by id");
+	ok(st && !st->truncated && !trace__stack(t, 0xdef)->truncated, "whole stacks");
+	st = trace__stack(t, 0xc07);
+	ok(st && st->nr == 2 && st->user && st->truncated, "a truncated user stack: bit 1 of user");
 	ok(!trace__stack(t, 0) && !trace__stack(t, 0x999), "unknown stack ids");
 	is_str(trace__thread(t, 8)->comm, "worker", "thread names");
 	is_int(trace__thread(t, 8)->pid, 7, "thread's process");
@@ -197,7 +201,7 @@ static void corrupt(void)
 	/* The first section (info) with a damaged magic: the next one is found by its CRC. */
 	buf[256] = 'Z';
 	t = trace__open_mem(buf, len, err, sizeof(err));
-	ok(t && t->nr_ev == 4 && t->nr_stacks == 2 && t->nr_maps == 2 && t->kallsyms && !t->info,
+	ok(t && t->nr_ev == 4 && t->nr_stacks == 3 && t->nr_maps == 2 && t->kallsyms && !t->info,
 	   "a damaged section header: only that section is lost");
 	ok(t && t->nr_damage == 1 && t->damage[0].off == 256 && t->damage[0].type == 0,
 	   "it is listed");
@@ -238,7 +242,7 @@ static void corrupt(void)
 	off = find_sec(buf, len, SEC_KALLSYMS);
 	buf[off + 24 + 20] ^= 0x80;
 	t = trace__open_mem(buf, len, err, sizeof(err));
-	ok(t && !t->kallsyms && t->nr_ev == 4 && t->nr_stacks == 2 && t->nr_damage == 1 &&
+	ok(t && !t->kallsyms && t->nr_ev == 4 && t->nr_stacks == 3 && t->nr_damage == 1 &&
 		   strstr(t->damage[0].line, "kallsyms section at offset"),
 	   "damaged kallsyms: kernel names lost, nothing else");
 	trace__close(t);
