@@ -25,7 +25,7 @@ measure() {
 	local bt=$!
 	# BEGIN runs once every probe is attached ("Attaching" comes before; a first start
 	# after an install can take seconds).
-	for _ in $(seq 3000); do grep -q '^counting' "$OUT/bt.$name" && break; sleep 0.02; done
+	for _ in $(seq 3000); do grep -qs "^counting" "$OUT/bt.$name" && break; sleep 0.02; done
 	grep -q '^counting' "$OUT/bt.$name" || { echo "bpftrace did not start:" >&2; cat "$OUT/bt.$name" >&2; exit 1; }
 	local t0 t1
 	t0=$(date +%s%N)

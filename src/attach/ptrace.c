@@ -31,8 +31,11 @@
 #define WAIT_CHECK_MS	5
 /* How long to wait after a capture for threads that died while held to be reaped. */
 #define SETTLE_MS 100
-/* Non-blocking waitpid calls before sleeping in waitpid (about 0.3 us each). */
-#define SPIN_POLLS 2000
+/* How long to poll waitpid before sleeping in it. An idle machine's thread stops within
+ * a few microseconds; on a loaded one, polling longer only burns the CPU the thread needs
+ * (2000 polls, up to a millisecond, made the loaded stall 4.5 x the floor's, bench/stacks.sh)
+ * and costs us scheduler credit that we then lack while holding the next thread. */
+#define SPIN_NS 30000
 
 volatile sig_atomic_t ptrace_interrupted;
 
@@ -129,14 +132,15 @@ static int wait_stop(pid_t tid, bool spin, unsigned int timeout_ms, int *sig)
 	struct itimerval tick = {.it_interval = {.tv_usec = WAIT_CHECK_MS * 1000},
 				 .it_value = {.tv_usec = WAIT_CHECK_MS * 1000}};
 	struct itimerval off = {0};
-	uint64_t start = now_ns(), end = start + timeout_ms * 1000000ull;
+	uint64_t start = now_ns(), end = start + timeout_ms * 1000000ull,
+		 spin_end = start + SPIN_NS;
 	int status, r, err = 0;
 	bool d_state = false;
 
 	*sig = 0;
 	/* Poll first: a thread usually reaches its stop within microseconds, and sleeping in
 	 * waitpid would add our own wake-up latency to the time the thread stays stopped. */
-	for (r = 0; spin && r < SPIN_POLLS; r++) {
+	while (spin && now_ns() < spin_end) {
 		if (waitpid(tid, &status, __WALL | WNOHANG) == tid)
 			goto stopped;
 	}

@@ -27,8 +27,10 @@ struct stacks_opts {
 #define STACKS_DEFAULT_STACK_SIZE (16 * 1024)
 
 /* Captures registers + stack copies of every thread of pid into snap (raw part only).
- * Returns 0 or a negative errno; on error a one-line message has been printed. The
- * target is always left running (or stopped, if it was stopped before) and untraced. */
+ * Returns 0, -ESRCH when the process has exited (nothing printed: the caller says it), or
+ * another negative errno after printing a one-line message. The target is always left
+ * running (or stopped, if it was stopped before) and untraced, even if it dies meanwhile:
+ * no thread stays a zombie under our ptrace. */
 int ptrace__capture(pid_t pid, const struct stacks_opts *opts, struct snapshot *snap);
 int nostop__capture(pid_t pid, const struct stacks_opts *opts, struct snapshot *snap);
 /* Whether nostop can work on this kernel; if not, why (a phrase naming what is missing). */
