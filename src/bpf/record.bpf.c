@@ -128,8 +128,16 @@ struct {
 	__type(value, struct irq_kstack_cache);
 } irq_stacks SEC(".maps");
 
+/* Set by user space to end the recording at one instant: every program returns at once
+ * (through is_target and ctx_get), before any is detached. Detaching one by one, with an
+ * RCU grace period each, left the context entries running without their exits for up to
+ * half a second: every wake-up then got a stale softirq or timer as its waker. */
+bool stopping;
+
 static __always_inline bool is_target(__u32 tgid)
 {
+	if (stopping)
+		return false;
 	if (tgid == self_tgid)
 		return false;
 	if (filter_all)
@@ -434,6 +442,8 @@ static __always_inline struct cpu_ctx *ctx_get(void)
 {
 	__u32 zero = 0;
 
+	if (stopping)
+		return NULL;
 	return bpf_map_lookup_elem(&cpu_ctxs, &zero);
 }
 

@@ -17,7 +17,9 @@ static const char usage_text[] =
 	"Records scheduler switches, wake-ups (with what woke the thread: a hard irq, a softirq,\n"
 	"a timer or a task), blocking syscalls and stacks into a trace file.\n"
 	"\n"
-	"  -p, --pid PID[,PID]    processes to record (their children are followed)\n"
+	"  -p, --pid PID[,PID]    processes to record, with their whole trees: the children\n"
+	"                         they have (of any depth) and those they fork\n"
+	"      --no-children      -p: only the processes named (their forks still followed)\n"
 	"  -a, --all              every task on the system\n"
 	"  -d, --duration SECS    stop after SECS seconds (default: at Ctrl-C, or when the\n"
 	"                         command or every target process has exited)\n"
@@ -151,11 +153,13 @@ int cmd_record(int argc, char **argv)
 		OPT_ON_CPU,
 		OPT_STACK_REFRESH,
 		OPT_READ_TIMER,
-		OPT_CALL_GRAPH
+		OPT_CALL_GRAPH,
+		OPT_NO_CHILDREN
 	};
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"all", no_argument, NULL, 'a'},
+		{"no-children", no_argument, NULL, OPT_NO_CHILDREN},
 		{"duration", required_argument, NULL, 'd'},
 		{"output", required_argument, NULL, 'o'},
 		{"on-cpu", optional_argument, NULL, OPT_ON_CPU},
@@ -180,7 +184,7 @@ int cmd_record(int argc, char **argv)
 	};
 	char *cmdline;
 	long hz;
-	int c, ret;
+	int c, ret, status;
 
 	while ((c = getopt_long(argc, argv, "+p:ad:o:F:vh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -190,6 +194,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'a':
 			o.all = true;
+			break;
+		case OPT_NO_CHILDREN:
+			o.no_children = true;
 			break;
 		case 'd':
 			if (parse_double("-d", optarg, 0.001, 31536000, &o.duration))
@@ -258,8 +265,10 @@ int cmd_record(int argc, char **argv)
 	}
 	cmdline = join_args(argc, argv);
 	o.cmdline = cmdline;
-	ret = record__run(&o);
+	ret = record__run(&o, &status);
 	free(cmdline);
 	free(o.pids);
-	return ret ? 1 : 0;
+	if (ret)
+		return 1;
+	return status >= 0 ? status : 0; /* the command's, when its exit ended the recording */
 }
