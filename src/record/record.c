@@ -444,7 +444,7 @@ static void snapshot_targets(struct recorder *r)
 			closedir(d);
 		return;
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !(r->deadline && now_ns() >= r->deadline); i++) {
 		pid_t pid = r->targets[i];
 		struct snapshot *snap = r->o->no_stacks ? NULL : start_stacks(pid);
 
@@ -833,7 +833,12 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	for (i = 0; i < o->nr_pids; i++)
 		track_target(&r, o->pids[i]);
 
+	/* The trace's start, after loading (which can take a second on a loaded machine):
+	 * -d counts from here, so the trace spans it, setting up and reading the targets
+	 * included. */
 	r.start_ns = now_ns();
+	if (o->duration > 0)
+		r.deadline = r.start_ns + (uint64_t)(o->duration * 1e9);
 	fill_header(&hdr, &r);
 	r.w = trace_writer__open(o->output, &hdr);
 	rec_procs__init(&r.procs, r.w, o->all);
@@ -864,10 +869,6 @@ int record__run(const struct record_opts *o, int *cmd_status)
 		error("cannot attach to the scheduler tracepoints: %s", strerror(-err));
 		goto out_close;
 	}
-	/* -d counts from here, when events flow (loading the programs can take a second on
-	 * a loaded machine); listing the trees and reading the targets are inside it. */
-	if (o->duration > 0)
-		r.deadline = now_ns() + (uint64_t)(o->duration * 1e9);
 	if (o->on_cpu_hz && open_samplers(&r)) {
 		err = -ENODEV;
 		goto out_close;
