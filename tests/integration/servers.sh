@@ -131,3 +131,38 @@ start_postgres() { # as the postgres user, its data directory in $TMP
 	wait_port "$POSTGRES_PORT" "$POSTGRES_PID" && return 0
 	diag "postgres did not start:"; sed 's/^/#   /' "$d/out"; return 1
 }
+
+start_haproxy() { # start_haproxy BACKEND_PORT: an HTTP proxy in front of 127.0.0.1:BACKEND_PORT
+	local d="$TMP/haproxy"
+	mkdir -p "$d"
+	HAPROXY_PORT=$(free_port)
+	cat >"$d/haproxy.cfg" <<CONF
+global
+	maxconn 1000
+	pidfile $d/haproxy.pid
+defaults
+	mode http
+	timeout connect 2s
+	timeout client 10s
+	timeout server 10s
+frontend front
+	bind 127.0.0.1:$HAPROXY_PORT
+	default_backend back
+backend back
+	server one 127.0.0.1:$1
+CONF
+	haproxy -db -f "$d/haproxy.cfg" >"$d/out" 2>&1 &
+	HAPROXY_PID=$!
+	_srv_stops="$_srv_stops $HAPROXY_PID:TERM"
+	wait_port "$HAPROXY_PORT" "$HAPROXY_PID" && return 0
+	diag "haproxy did not start:"; sed 's/^/#   /' "$d/out"; return 1
+}
+
+start_memcached() { # start_memcached THREADS
+	MEMCACHED_PORT=$(free_port)
+	memcached -u root -l 127.0.0.1 -p "$MEMCACHED_PORT" -U 0 -t "$1" >"$TMP/memcached.out" 2>&1 &
+	MEMCACHED_PID=$!
+	_srv_stops="$_srv_stops $MEMCACHED_PID:TERM"
+	wait_port "$MEMCACHED_PORT" "$MEMCACHED_PID" && return 0
+	diag "memcached did not start:"; sed 's/^/#   /' "$TMP/memcached.out"; return 1
+}
