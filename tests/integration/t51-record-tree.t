@@ -41,7 +41,7 @@ check_tree() {
 start_nginx 2 || exit 1
 tree=$(tree_of "$NGINX_PID")
 is "$(echo $tree | wc -w)" 3 "nginx: a master and 2 workers"
-ab -q -t 6 -n 10000000 -c 4 "http://127.0.0.1:$NGINX_PORT/" >/dev/null 2>&1 &
+ab -q -k -r -t 6 -n 10000000 -c 4 "http://127.0.0.1:$NGINX_PORT/" >/dev/null 2>&1 &
 load=$!
 record_tree nginx "$NGINX_PID"
 check_tree nginx $tree
@@ -54,7 +54,7 @@ wait "$load" 2>/dev/null
 start_apache2 2 || exit 1
 tree=$(tree_of "$APACHE2_PID")
 is "$(echo $tree | wc -w)" 3 "apache2: a master and 2 children"
-ab -q -t 4 -n 10000000 -c 8 "http://127.0.0.1:$APACHE2_PORT/" >/dev/null 2>&1 &
+ab -q -k -r -t 4 -n 10000000 -c 8 "http://127.0.0.1:$APACHE2_PORT/" >/dev/null 2>&1 &
 load=$!
 record_tree apache2 "$APACHE2_PID"
 check_tree apache2 $tree

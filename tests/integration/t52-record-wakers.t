@@ -11,12 +11,12 @@ need_root
 need_btf
 need_servers nginx apache2 haproxy ab memcached memcslap
 
-# check_wakers NAME PID MIN_LAST: records PID for 2 s (the load already running) and checks
+# check_wakers NAME PID MIN_LAST: records PID for 1.5 s (the load already running) and checks
 # the kinds against the stacks; at least MIN_LAST woken episodes in the last second.
 check_wakers() {
 	local name=$1 f="$TMP/$1.trace" span
-	"$SRVSCOPE" record -p "$2" -d 2 --no-progress -o "$f" 2>"$TMP/$name.err"
-	ok $? "$name: record -p PID -d 2"
+	"$SRVSCOPE" record -p "$2" -d 1.5 --no-progress -o "$f" 2>"$TMP/$name.err"
+	ok $? "$name: record -p PID -d 1.5"
 	span=$("$SRVSCOPE" sched --format=json "$f" 2>/dev/null |
 		python3 -c 'import json, sys; print(json.load(sys.stdin)["duration_ns"])')
 	"$SRVSCOPE" blocking --stacks --format=json "$f" >"$TMP/$name.json" 2>/dev/null
@@ -30,7 +30,7 @@ check_wakers() {
 
 start_nginx 1 || exit 1
 start_haproxy "$NGINX_PORT" || exit 1
-ab -q -t 5 -n 10000000 -c 8 "http://127.0.0.1:$HAPROXY_PORT/" >/dev/null 2>&1 &
+ab -q -k -r -t 5 -n 10000000 -c 2 "http://127.0.0.1:$HAPROXY_PORT/" >/dev/null 2>&1 &
 load=$!
 sleep 0.3
 check_wakers haproxy "$HAPROXY_PID" 50
@@ -38,7 +38,7 @@ kill "$load" 2>/dev/null
 wait "$load" 2>/dev/null
 
 start_apache2 2 || exit 1
-ab -q -t 5 -n 10000000 -c 8 "http://127.0.0.1:$APACHE2_PORT/" >/dev/null 2>&1 &
+ab -q -k -r -t 5 -n 10000000 -c 2 "http://127.0.0.1:$APACHE2_PORT/" >/dev/null 2>&1 &
 load=$!
 sleep 0.3
 check_wakers apache2 "$APACHE2_PID" 50
@@ -46,7 +46,7 @@ kill "$load" 2>/dev/null
 wait "$load" 2>/dev/null
 
 start_memcached 4 || exit 1
-memcslap -s "127.0.0.1:$MEMCACHED_PORT" -c 8 -e 100000 -t set >/dev/null 2>&1 &
+memcslap -s "127.0.0.1:$MEMCACHED_PORT" -c 2 -e 100000 -t set >/dev/null 2>&1 &
 load=$!
 sleep 0.5
 check_wakers memcached "$MEMCACHED_PID" 50
