@@ -133,6 +133,7 @@ static void add_thread(struct stack_group *g, const struct thread_sample *t)
 		gt = &g->threads[g->nr_threads++];
 		memset(gt, 0, sizeof(*gt));
 		gt->tid = t->tid;
+		gt->pid = t->pid;
 	}
 	memcpy(gt->name, t->name, sizeof(gt->name));
 	gt->state = t->state;
@@ -182,6 +183,8 @@ void stack_agg__add(struct stack_agg *agg, const struct snapshot *snap)
 	agg->samples++;
 	if (snap->nr_threads > agg->threads)
 		agg->threads = snap->nr_threads;
+	if (snap->procs > agg->processes)
+		agg->processes = snap->procs;
 	agg->exited += snap->exited;
 	agg->failed += snap->failed;
 	if (snap->freeze_ns > agg->freeze_ns_max)

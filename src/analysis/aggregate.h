@@ -13,6 +13,7 @@
 
 struct group_thread {
 	pid_t tid;
+	pid_t pid; /* its process */
 	char name[16];
 	char state;	    /* from the latest sample of that thread */
 	long syscall;	    /* -1 when none */
@@ -38,7 +39,8 @@ struct stack_agg {
 	char comm[16];
 	const char *mode;
 	unsigned int samples;
-	unsigned int threads; /* largest thread count seen in one sample */
+	unsigned int threads;	/* largest thread count seen in one sample */
+	unsigned int processes; /* largest process count seen in one sample */
 	unsigned int exited, failed;
 	uint64_t freeze_ns_max;
 	struct stall_stats stall;

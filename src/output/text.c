@@ -8,8 +8,10 @@
 
 static void header(FILE *f, const struct stack_agg *agg)
 {
-	fprintf(f, "pid %d (%s): %u threads, %u sample%s, mode %s", agg->pid, agg->comm,
-		agg->threads, agg->samples, agg->samples == 1 ? "" : "s", agg->mode);
+	fprintf(f, "pid %d (%s): %u threads", agg->pid, agg->comm, agg->threads);
+	if (agg->processes > 1) /* the process and its descendants */
+		fprintf(f, " in %u processes", agg->processes);
+	fprintf(f, ", %u sample%s, mode %s", agg->samples, agg->samples == 1 ? "" : "s", agg->mode);
 	if (agg->stall.nr)
 		fprintf(f, ", stall per thread mean %llu us, max %llu us",
 			(unsigned long long)(agg->stall.total_ns / agg->stall.nr / 1000),
