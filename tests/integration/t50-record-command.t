@@ -15,13 +15,13 @@ is "$(wc -l <"$TMP/err")" 1 "one line says so"
 like "$(cat "$TMP/err")" "cannot run '/nonexistent/cmd': No such file" "the line names the command and why"
 check "no trace is left" test ! -e "$f"
 
-"$SRVSCOPE" record -o "$f" -- sh -c 'exit 7' >/dev/null 2>"$TMP/err"
+"$SRVSCOPE" record -o "$TMP/exit7.trace" -- sh -c 'exit 7' >/dev/null 2>"$TMP/err"
 is $? 7 "srvscope exits with the command's status"
-"$SRVSCOPE" sched "$f" >/dev/null 2>"$TMP/sched.err"
+"$SRVSCOPE" sched "$TMP/exit7.trace" >/dev/null 2>"$TMP/sched.err"
 ok $? "its trace is read"
-"$SRVSCOPE" record -o "$f" -- sh -c 'kill -KILL $$' >/dev/null 2>"$TMP/err"
+"$SRVSCOPE" record -o "$TMP/killed.trace" -- sh -c 'kill -KILL $$' >/dev/null 2>"$TMP/err"
 is $? 137 "a command killed by a signal: 128 + the signal, as a shell says"
-"$SRVSCOPE" record -o "$f" -- true >/dev/null 2>"$TMP/err"
+"$SRVSCOPE" record -o "$TMP/true.trace" -- true >/dev/null 2>"$TMP/err"
 is $? 0 "a command that succeeds: 0"
 
 start_fixture "$FIXTURES/rec_sleeper" 60 || exit 1
