@@ -833,9 +833,9 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	for (i = 0; i < o->nr_pids; i++)
 		track_target(&r, o->pids[i]);
 
-	/* The trace's start, after loading (which can take a second on a loaded machine):
-	 * -d counts from here, so the trace spans it, setting up and reading the targets
-	 * included. */
+	/* The trace's start, after loading (which can take a second on a loaded machine) and
+	 * milliseconds before the attach: -d counts from here, so the trace spans it, reading
+	 * the targets included. */
 	r.start_ns = now_ns();
 	if (o->duration > 0)
 		r.deadline = r.start_ns + (uint64_t)(o->duration * 1e9);
@@ -854,7 +854,7 @@ int record__run(const struct record_opts *o, int *cmd_status)
 		}
 		track_target(&r, r.child);
 	}
-	if ((err = write_info(&r)) || (err = write_kallsyms(&r))) {
+	if ((err = write_info(&r))) {
 		error("cannot write '%s': %s", o->output, strerror(-err));
 		goto out_close;
 	}
@@ -867,6 +867,14 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	err = record_bpf__attach(r.skel);
 	if (err) {
 		error("cannot attach to the scheduler tracepoints: %s", strerror(-err));
+		goto out_close;
+	}
+	/* Compressing kallsyms takes a fifth of a second: done with events flowing (into the
+	 * ring), not between the trace's start and the attach; before the command runs, so
+	 * that its first events are drained while its fds can still be described. */
+	err = write_kallsyms(&r);
+	if (err) {
+		error("cannot write '%s': %s", o->output, strerror(-err));
 		goto out_close;
 	}
 	if (o->on_cpu_hz && open_samplers(&r)) {
