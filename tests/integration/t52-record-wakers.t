@@ -4,7 +4,8 @@
 # waker's kernel stack (softirq kind: a softirq in it; timer: the callback; task: neither),
 # the final second included. The recorder ends at one instant (a flag every BPF program
 # checks) instead of detaching the context programs one by one, which gave the last half
-# second of wake-ups stale contexts. 'blocking' counts the UNKNOWN wake-ups.
+# second of wake-ups stale contexts. 'blocking' counts the UNKNOWN wake-ups: at most 1 in
+# 1000 when no event was lost.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/servers.sh"
 need_root
@@ -23,9 +24,18 @@ check_wakers() {
 	ok $? "$name: blocking --stacks --format=json"
 	python3 "$(dirname "$0")/expect_wakers.py" "$TMP/$name.json" "$span" "$3"
 	ok $? "$name: every wake kind agrees with its waker's stack, to the last second"
-	like "$("$SRVSCOPE" blocking "$f" 2>/dev/null | tail -1)" \
-		"^[0-9]+ episodes \([0-9]+ woken by no event seen: UNKNOWN\)" \
+	summary=$("$SRVSCOPE" blocking "$f" 2>/dev/null | tail -1)
+	like "$summary" "^[0-9]+ episodes \([0-9]+ woken by no event seen: UNKNOWN\)" \
 		"$name: the summary line counts the UNKNOWN wake-ups"
+	# With nothing lost, ended episodes have their waking event (one that comes just
+	# before the switch-out, from another CPU, included: 1.3 % of apache2's were UNKNOWN
+	# without it). A few in 10^4 still have none: not understood yet.
+	if printf '%s' "$summary" | grep -q "lost 0 events"; then
+		printf '%s' "$summary" | awk '{n = $1; u = substr($3, 2) + 0; print "# " u " UNKNOWN of " n; exit !(u * 1000 <= n)}'
+		ok $? "$name: nothing lost, at most 1 UNKNOWN in 1000 episodes"
+	else
+		ok 0 "$name: events were lost, UNKNOWN allowed # $summary"
+	fi
 }
 
 start_nginx 1 || exit 1
