@@ -128,10 +128,11 @@ struct {
 	__type(value, struct irq_kstack_cache);
 } irq_stacks SEC(".maps");
 
-/* Set by user space to end the recording at one instant: every program returns at once
- * (through is_target and ctx_get), before any is detached. Detaching one by one, with an
- * RCU grace period each, left the context entries running without their exits for up to
- * half a second: every wake-up then got a stale softirq or timer as its waker. */
+/* Set by user space to start and end the recording at one instant: while it is set, every
+ * program returns at once (through is_target and ctx_get). Set while the programs are
+ * attached one by one, and before any is detached: detaching one by one, with an RCU grace
+ * period each, left the context entries running without their exits for up to half a
+ * second, and every wake-up then got a stale softirq or timer as its waker. */
 bool stopping;
 
 static __always_inline bool is_target(__u32 tgid)

@@ -864,11 +864,16 @@ int record__run(const struct record_opts *o, int *cmd_status)
 		error("cannot set up the ring buffer: %s", strerror(errno));
 		goto out_close;
 	}
+	/* The programs are attached one by one (sched_switch before sched_waking): held
+	 * until all are, so that events start at one instant too. Otherwise the switches of
+	 * the first milliseconds have no wakings: their episodes' wakers were UNKNOWN. */
+	r.skel->bss->stopping = true;
 	err = record_bpf__attach(r.skel);
 	if (err) {
 		error("cannot attach to the scheduler tracepoints: %s", strerror(-err));
 		goto out_close;
 	}
+	__atomic_store_n(&r.skel->bss->stopping, false, __ATOMIC_SEQ_CST);
 	/* Compressing kallsyms takes a fifth of a second: done with events flowing (into the
 	 * ring), not between the trace's start and the attach; before the command runs, so
 	 * that its first events are drained while its fds can still be described. */
