@@ -464,8 +464,8 @@ static void follow_trees(struct recorder *r)
 	pid_t *tree = NULL;
 	int round, n;
 
-	if (r->o->no_children)
-		return;
+	if (r->o->no_children || !r->o->nr_pids)
+		return; /* -a has every process; a command has no child yet */
 	for (round = 0; round < 8; round++) {
 		before = r->nr_targets;
 		n = proc__tree(r->targets, r->nr_targets, &tree);
