@@ -23,14 +23,20 @@ measure() {
 	local name=$1; shift
 	ulimit -l unlimited 2>/dev/null; bpftrace "$TOP/bench/stall.bt" "$FPID" >"$OUT/bt.$name" 2>&1 &
 	local bt=$!
-	for _ in $(seq 500); do grep -q Attaching "$OUT/bt.$name" && break; sleep 0.02; done
-	sleep 0.3
+	# BEGIN runs once every probe is attached ("Attaching" comes before; a first start
+	# after an install can take seconds).
+	for _ in $(seq 3000); do grep -q '^counting' "$OUT/bt.$name" && break; sleep 0.02; done
+	grep -q '^counting' "$OUT/bt.$name" || { echo "bpftrace did not start:" >&2; cat "$OUT/bt.$name" >&2; exit 1; }
 	local t0 t1
 	t0=$(date +%s%N)
 	"$@" >"$OUT/out.$name" 2>"$OUT/err.$name"
 	t1=$(date +%s%N)
 	sleep 0.3
-	kill -INT "$bt"
+	# bpftrace has been seen to miss a SIGINT on a busy machine: repeat until it ends.
+	for _ in $(seq 20); do
+		kill -INT "$bt" 2>/dev/null || break
+		for _ in $(seq 20); do kill -0 "$bt" 2>/dev/null || break; sleep 0.05; done
+	done
 	wait "$bt"
 	WALL_NS=$((t1 - t0))
 	STOPS=$(sed -n 's/^RESULT stops=\([0-9]*\).*/\1/p' "$OUT/bt.$name")

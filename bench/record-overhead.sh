@@ -48,7 +48,7 @@ start_recorder() { # MODE
 	case $1 in
 	none) REC="" ;;
 	srvscope)
-		"$SRVSCOPE" record -p "$MC" -o "$OUT/srvscope.trace" --progress 2>"$OUT/srvscope.err" &
+		"$SRVSCOPE" record -p "$MC" --force -o "$OUT/srvscope.trace" --progress 2>"$OUT/srvscope.err" &
 		REC=$!
 		wait_for "$OUT/srvscope.err" "recording" || echo "# srvscope record did not start" >&2
 		;;

@@ -34,7 +34,7 @@ per_s() { awk -v n="${1:-0}" '/^rounds/ { if ($4 > 0) printf "%.0f", n / $4 }' "
 srvscope_run() {
 	local rounds=$1
 	shift
-	"$SRVSCOPE" record "$@" -o "$OUT/s.trace" -- "$FIXTURES/rec_rate" "$PAIRS" "$rounds" "$SECS" 1 \
+	"$SRVSCOPE" record "$@" --force -o "$OUT/s.trace" -- "$FIXTURES/rec_rate" "$PAIRS" "$rounds" "$SECS" 1 \
 		>"$OUT/s.out" 2>"$OUT/s.err" || { cat "$OUT/s.err" >&2; exit 1; }
 	S_EVENTS=$(sed -n 's/.*recorded \([0-9]*\) events.*/\1/p' "$OUT/s.err")
 	S_LOST=$(sed -n 's/.*; lost \([0-9]*\) events and \([0-9]*\) stacks.*/\1/p' "$OUT/s.err")

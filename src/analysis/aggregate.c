@@ -135,7 +135,9 @@ static void add_thread(struct stack_group *g, const struct thread_sample *t)
 		gt->tid = t->tid;
 		gt->pid = t->pid;
 	}
-	memcpy(gt->name, t->name, sizeof(gt->name));
+	/* Names are escaped as they enter the aggregate, which every stacks and top output
+	 * reads: a thread names itself, with any bytes it likes. */
+	name_escape(gt->name, sizeof(gt->name), t->name, strnlen(t->name, sizeof(t->name)));
 	gt->state = t->state;
 	gt->syscall = t->syscall;
 	gt->count++;
@@ -178,7 +180,8 @@ void stack_agg__add(struct stack_agg *agg, const struct snapshot *snap)
 	size_t i;
 
 	agg->pid = snap->pid;
-	memcpy(agg->comm, snap->comm, sizeof(agg->comm));
+	name_escape(agg->comm, sizeof(agg->comm), snap->comm,
+		    strnlen(snap->comm, sizeof(snap->comm)));
 	agg->mode = snap->mode;
 	agg->samples++;
 	if (snap->nr_threads > agg->threads)

@@ -10,14 +10,15 @@
 #include <sys/types.h>
 
 #include "snapshot/snapshot.h"
+#include "util/escape.h"
 
 struct group_thread {
 	pid_t tid;
 	pid_t pid; /* its process */
-	char name[16];
-	char state;	    /* from the latest sample of that thread */
-	long syscall;	    /* -1 when none */
-	unsigned int count; /* samples of this thread that fell into the group */
+	char name[COMM_ESCAPED_SIZE]; /* escaped (util/escape.h): the target's choice */
+	char state;		      /* from the latest sample of that thread */
+	long syscall;		      /* -1 when none */
+	unsigned int count;	      /* samples of this thread that fell into the group */
 };
 
 struct stack_group {
@@ -36,7 +37,8 @@ struct stall_stats {
 
 struct stack_agg {
 	pid_t pid;
-	char comm[16];
+	char comm[COMM_ESCAPED_SIZE]; /* escaped, as the threads' names */
+	char title[256]; /* the process's command line or the title it set; "" unknown */
 	const char *mode;
 	unsigned int samples;
 	unsigned int threads;	/* largest thread count seen in one sample */

@@ -4,11 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "analysis/blocking.h"
 #include "trace/syscalls.h"
 #include "trace/trace.h"
 #include "trace/u64map.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 #define TASK_REPORT_DEAD (0x10 | 0x20 | 0x80) /* EXIT_DEAD, EXIT_ZOMBIE, TASK_DEAD */
@@ -21,6 +23,8 @@ struct thr {
 	 * blocks (it is that episode's), or its wake-up completes without a block. */
 	const struct rec *early_waking;
 	struct block_episode ep;
+	int32_t last_syscall, last_fd; /* of the last wait: what a restart_syscall resumes */
+	uint32_t last_fd_flags;
 	size_t unmatched, tail; /* closed episodes not yet given their syscall's return */
 };
 
@@ -55,6 +59,7 @@ static struct thr *thr(struct state *s, uint32_t tid)
 		*slot = s->nr_thr;
 		memset(&s->thr[s->nr_thr], 0, sizeof(*s->thr));
 		s->thr[s->nr_thr].unmatched = NO_EPISODE;
+		s->thr[s->nr_thr].last_syscall = -1;
 		s->nr_thr++;
 	}
 	s->cache_tid[tid & 255] = tid;
@@ -83,8 +88,19 @@ static void emit(struct state *s, struct thr *th)
 }
 
 static void open_episode(struct thr *th, uint64_t ts, uint32_t tid, uint32_t pid, uint32_t state,
-			 int32_t syscall, int32_t fd)
+			 int32_t syscall, int32_t fd, uint32_t fd_flags)
 {
+	/* A timed wait interrupted by a signal or a ptrace stop (a snapshot) resumes in
+	 * restart_syscall, which carries on the wait it interrupted: report that one. */
+	if (syscall == __NR_restart_syscall && th->last_syscall >= 0) {
+		syscall = th->last_syscall;
+		fd = th->last_fd;
+		fd_flags = th->last_fd_flags;
+	} else {
+		th->last_syscall = syscall;
+		th->last_fd = fd;
+		th->last_fd_flags = fd_flags;
+	}
 	memset(&th->ep, 0, sizeof(th->ep));
 	th->ep.tid = tid;
 	th->ep.pid = pid;
@@ -92,6 +108,8 @@ static void open_episode(struct thr *th, uint64_t ts, uint32_t tid, uint32_t pid
 	th->ep.state = state;
 	th->ep.syscall = syscall;
 	th->ep.fd = fd;
+	th->ep.polled_fd = fd_flags & SWITCH_POLLED_FD;
+	th->ep.more_fds = fd_flags & SWITCH_MORE_FDS;
 	th->ep.wake_kind = WAKE_UNKNOWN;
 	th->open = true;
 	th->woken = false;
@@ -112,6 +130,7 @@ static void on_waking(struct thr *th, const struct rec *e)
 	switch (ep->wake_kind) {
 	case WAKE_TASK:
 		memcpy(ep->waker_name, e->wk.u.comm, sizeof(ep->waker_name));
+		name_escape_inplace(ep->waker_name, sizeof(ep->waker_name));
 		ep->waker_name[sizeof(ep->waker_name) - 1] = '\0';
 		break;
 	case WAKE_HARDIRQ:
@@ -141,7 +160,8 @@ static void on_syscall(struct state *s, struct thr *th, const struct rec *e)
 		struct block_episode *ep = &s->r->eps[i];
 
 		if (ep->start_ns >= e->sc.enter_ts && ep->start_ns <= e->h.ts) {
-			if (ep->syscall < 0 || ep->syscall == (int32_t)e->h.aux) {
+			if (ep->syscall < 0 || ep->syscall == (int32_t)e->h.aux ||
+			    e->h.aux == __NR_restart_syscall) {
 				ep->syscall = e->h.aux;
 				ep->ret = e->sc.ret;
 				ep->has_ret = true;
@@ -193,7 +213,7 @@ static void analyze(const struct trace *t, const struct block_filter *f, struct 
 					th->ep.end_ns = e->h.ts, emit(&s, th);
 				if (blocking__is_blocked_state(e->h.aux)) {
 					open_episode(th, e->h.ts, e->h.tid, e->h.pid, e->h.aux,
-						     e->sw.syscall, e->sw.fd);
+						     e->sw.syscall, e->sw.fd, e->sw.flags);
 					th->ep.kstack = e->sw.kstack;
 					th->ep.ustack = e->sw.ustack;
 					if (th->early_waking)
@@ -233,8 +253,8 @@ static void analyze(const struct trace *t, const struct block_filter *f, struct 
 			th->seen = true;
 			if (e->h.aux == 'S' || e->h.aux == 'D') {
 				open_episode(th, e->h.ts, e->h.tid, e->h.pid,
-					     e->h.aux == 'D' ? 2 : 1, e->state.syscall,
-					     e->state.fd);
+					     e->h.aux == 'D' ? 2 : 1, e->state.syscall, e->state.fd,
+					     0);
 				th->ep.from_start = true;
 				th->ep.kstack = e->state.kstack;
 				th->ep.ustack = e->state.ustack;
@@ -260,7 +280,7 @@ static void analyze(const struct trace *t, const struct block_filter *f, struct 
 	for (i = 0, n = 0; i < r->nr; i++) {
 		struct block_episode *ep = &r->eps[i];
 
-		if (ep->syscall < 0 || !syscall__has_fd(ep->syscall))
+		if (!ep->polled_fd && (ep->syscall < 0 || !syscall__has_fd(ep->syscall)))
 			ep->fd = -1;
 		if (keep(t, f, ep))
 			r->eps[n++] = *ep;

@@ -19,6 +19,8 @@ struct block_episode {
 	uint64_t wake_ns;	   /* woken; 0 when not seen */
 	int32_t syscall;	   /* -1 when not in a syscall, or unknown */
 	int32_t fd;		   /* -1 when the syscall takes no fd first */
+	bool polled_fd;		   /* poll, select: fd is the first of the fds waited on */
+	bool more_fds;		   /* ... and there are others */
 	int64_t ret;		   /* the syscall's return value, when has_ret */
 	bool has_ret;
 	bool from_start;		     /* already blocked when the recording started */

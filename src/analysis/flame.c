@@ -8,6 +8,7 @@
 
 #include "analysis/blocking.h"
 #include "analysis/flame.h"
+#include "snapshot/snapshot.h"
 #include "trace/symbols.h"
 #include "trace/trace.h"
 #include "trace/u64map.h"
@@ -134,10 +135,51 @@ static void sb_frame(struct sbuf *b, const char *name, bool kernel)
 		sb_add(b, "_[k]", 4);
 }
 
+/* The kernel's scheduler and lock functions (the __sched and __lock text sections): the
+ * kernel leaves them out of a sleeping task's stack when another task reads it (the start
+ * snapshot's stacks), and the recorder's stacks, taken by the task itself as it switches
+ * out, have them. Off-CPU stacks drop them, so one wait has one shape either way. */
+struct sched_text {
+	uint64_t lo[2], hi[2];
+};
+
+static uint64_t kallsyms_addr(const struct trace *t, const char *name)
+{
+	const char *end = t->kallsyms + t->kallsyms_len, *p = t->kallsyms, *hit, *line;
+	size_t len = strlen(name);
+
+	while (p && p < end && (hit = memmem(p, end - p, name, len))) {
+		p = hit + len;
+		if (hit == t->kallsyms || hit[-1] != ' ' || (p < end && *p != '\n'))
+			continue;
+		for (line = hit; line > t->kallsyms && line[-1] != '\n'; line--)
+			;
+		return strtoull(line, NULL, 16);
+	}
+	return 0;
+}
+
+static void sched_text__init(struct sched_text *st, const struct trace *t)
+{
+	memset(st, 0, sizeof(*st));
+	if (!t->kallsyms)
+		return;
+	st->lo[0] = kallsyms_addr(t, "__sched_text_start");
+	st->hi[0] = kallsyms_addr(t, "__sched_text_end");
+	st->lo[1] = kallsyms_addr(t, "__lock_text_start");
+	st->hi[1] = kallsyms_addr(t, "__lock_text_end");
+}
+
+static bool sched_text__has(const struct sched_text *st, uint64_t ip)
+{
+	return (ip >= st->lo[0] && ip < st->hi[0]) || (ip >= st->lo[1] && ip < st->hi[1]);
+}
+
 /* Frames of a stack, outermost first (outer = true) or innermost first; irq: an interrupt's
- * kernel stack, cut at its entry. */
+ * kernel stack, cut at its entry; nosched: the scheduler's frames to leave out, or NULL. */
 static void sb_stack(struct sbuf *b, const struct trace *t, const struct flame_namer *n,
-		     uint64_t id, uint32_t pid, uint64_t ts, bool kernel, bool outer, bool irq)
+		     uint64_t id, uint32_t pid, uint64_t ts, bool kernel, bool outer, bool irq,
+		     const struct sched_text *nosched)
 {
 	const struct trace_stack *st = trace__stack(t, id);
 	uint32_t i, nr, skip = 0;
@@ -153,11 +195,18 @@ static void sb_stack(struct sbuf *b, const struct trace *t, const struct flame_n
 				nr = i + 1;
 				break;
 			}
+	/* The unwind stopped short: the mark stands where the missing callers would. */
+	if (st->truncated && outer)
+		sb_frame(b, FRAME_TRUNCATED, kernel);
 	for (i = 0; i < nr - skip; i++) {
 		uint64_t ip = st->ips[outer ? nr - 1 - i : skip + i];
 
+		if (kernel && nosched && sched_text__has(nosched, ip))
+			continue;
 		sb_frame(b, kernel ? n->kernel(n->ctx, ip) : n->user(n->ctx, pid, ts, ip), kernel);
 	}
+	if (st->truncated && !outer)
+		sb_frame(b, FRAME_TRUNCATED, kernel);
 }
 
 static void waker_label(struct sbuf *b, const struct gkey *k, const struct flame_namer *n)
@@ -273,9 +322,11 @@ void flame__build(const struct trace *t, enum flame_kind kind, const struct flam
 	struct groups gs = {0};
 	struct u64map lines = {0};
 	struct sbuf b = {0};
+	struct sched_text sched;
 	size_t i, cap = 0;
 
 	memset(out, 0, sizeof(*out));
+	sched_text__init(&sched, t);
 	collect(t, kind, f, &gs);
 	for (i = 0; i < gs.nr; i++) {
 		const struct group *g = &gs.g[i];
@@ -284,16 +335,18 @@ void flame__build(const struct trace *t, enum flame_kind kind, const struct flam
 
 		b.len = 0;
 		sb_frame(&b, th && th->comm[0] ? th->comm : "?", false);
-		sb_stack(&b, t, n, g->k.ustack, g->k.pid, g->ts, false, true, false);
-		sb_stack(&b, t, n, g->k.kstack, g->k.pid, g->ts, true, true, false);
+		sb_stack(&b, t, n, g->k.ustack, g->k.pid, g->ts, false, true, false, NULL);
+		sb_stack(&b, t, n, g->k.kstack, g->k.pid, g->ts, true, true, false,
+			 kind == FLAME_ON ? NULL : &sched);
 		if (kind == FLAME_WAKE) {
 			sb_frame(&b, "--", false);
-			sb_stack(&b, t, n, g->k.wk, 0, g->ts, true, false, g->k.wkind != WAKE_TASK);
+			sb_stack(&b, t, n, g->k.wk, 0, g->ts, true, false, g->k.wkind != WAKE_TASK,
+				 NULL);
 			if (g->k.wkind == WAKE_TASK) {
 				const struct trace_thread *w = trace__thread(t, g->k.waker_tid);
 
 				sb_stack(&b, t, n, g->k.wu, w ? w->pid : 0, g->ts, false, false,
-					 false);
+					 false, NULL);
 			}
 			waker_label(&b, &g->k, n);
 		}

@@ -62,13 +62,27 @@ static void switch_in(struct sched_task *k, uint64_t ts)
 	k->ready_since = 0;
 }
 
-static void switch_out(struct sched_task *k, uint64_t ts, bool runnable)
+uint64_t sched__interval_runtime(struct sched_clock *c, const struct rec *e, uint64_t on_since)
 {
-	if (k->on_since && ts >= k->on_since)
-		k->runtime_ns += ts - k->on_since;
+	uint64_t now = e->sw.runtime_ns, prev = c->charged, d = 0;
+
+	if (!on_since || e->h.ts < on_since)
+		d = 0; /* as the timeline, which has no slice for it */
+	else if (now && (prev || c->born) && now >= prev)
+		d = now - prev;
+	else
+		d = e->h.ts - on_since;
+	c->charged = now;
+	c->born = false;
+	return d;
+}
+
+static void switch_out(struct sched_task *k, const struct rec *e)
+{
+	k->runtime_ns += sched__interval_runtime(&k->clock, e, k->on_since);
 	k->on_since = 0;
 	k->switches++;
-	k->ready_since = runnable ? ts : 0;
+	k->ready_since = e->h.aux == 0 ? e->h.ts : 0;
 }
 
 static double avg(const struct sched_task *k)
@@ -89,7 +103,7 @@ static int cmp_task(const void *a, const void *b)
 
 void sched__analyze(const struct trace *t, struct sched_report *r)
 {
-	struct state s = { .r = r, .t = t };
+	struct state s = {.r = r, .t = t};
 	size_t i;
 
 	memset(r, 0, sizeof(*r));
@@ -100,7 +114,7 @@ void sched__analyze(const struct trace *t, struct sched_report *r)
 		switch (e->h.type) {
 		case REC_SWITCH:
 			if ((e->sw.flags & SWITCH_PREV_TARGET) && e->h.tid)
-				switch_out(task(&s, e->h.tid, e->h.pid), e->h.ts, e->h.aux == 0);
+				switch_out(task(&s, e->h.tid, e->h.pid), e);
 			if ((e->sw.flags & SWITCH_NEXT_TARGET) && e->sw.next_tid)
 				switch_in(task(&s, e->sw.next_tid, e->sw.next_pid), e->h.ts);
 			break;
@@ -109,6 +123,8 @@ void sched__analyze(const struct trace *t, struct sched_report *r)
 			if (!e->h.tid)
 				break;
 			k = task(&s, e->h.tid, e->h.pid);
+			if (e->h.type == REC_WAKEUP_NEW)
+				sched_clock__born(&k->clock);
 			if (!k->on_since && !k->ready_since)
 				k->ready_since = e->h.ts;
 			break;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/sched.h"
 #include "analysis/timeline.h"
 #include "trace/trace.h"
 #include "trace/u64map.h"
@@ -13,6 +14,7 @@
 struct run {
 	uint64_t on_since, preempted_since;
 	uint32_t pid;
+	struct sched_clock clock;
 };
 
 struct builder {
@@ -23,13 +25,13 @@ struct builder {
 	size_t nr_runs, cap_runs;
 };
 
-static void add(struct builder *b, uint32_t tid, uint32_t pid, enum tl_kind kind, uint64_t start,
-		uint64_t end, bool open, size_t ep)
+static struct tl_slice *add(struct builder *b, uint32_t tid, uint32_t pid, enum tl_kind kind,
+			    uint64_t start, uint64_t end, bool open, size_t ep)
 {
 	struct tl_slice *s;
 
 	if (end < start)
-		return;
+		return NULL;
 	xgrow((void **)&b->tl->slices, &b->cap, b->tl->nr + 1, sizeof(*b->tl->slices));
 	s = &b->tl->slices[b->tl->nr++];
 	s->tid = tid;
@@ -39,6 +41,8 @@ static void add(struct builder *b, uint32_t tid, uint32_t pid, enum tl_kind kind
 	s->start_ns = start;
 	s->end_ns = end;
 	s->ep = ep;
+	s->cpu_ns = 0;
+	return s;
 }
 
 static struct run *run_of(struct builder *b, uint32_t tid, uint32_t pid)
@@ -82,13 +86,24 @@ void timeline__build(const struct trace *t, const struct block_filter *f, struct
 		const struct rec *e = t->ev[i];
 		struct run *r;
 
+		if (e->h.type == REC_WAKEUP_NEW && e->h.tid) {
+			r = run_of(&b, e->h.tid, e->h.pid);
+			sched_clock__born(&r->clock);
+		}
 		if (e->h.type != REC_SWITCH)
 			continue;
 		if ((e->sw.flags & SWITCH_PREV_TARGET) && e->h.tid) {
+			uint64_t cpu;
+
 			r = run_of(&b, e->h.tid, e->h.pid);
-			if (r->on_since)
-				add(&b, e->h.tid, e->h.pid, TL_RUNNING, r->on_since, e->h.ts, false,
-				    0);
+			cpu = sched__interval_runtime(&r->clock, e, r->on_since);
+			if (r->on_since) {
+				struct tl_slice *s = add(&b, e->h.tid, e->h.pid, TL_RUNNING,
+							 r->on_since, e->h.ts, false, 0);
+
+				if (s)
+					s->cpu_ns = cpu;
+			}
 			r->on_since = 0;
 			r->preempted_since = e->h.aux == 0 ? e->h.ts : 0;
 		}

@@ -25,6 +25,7 @@ struct tl_slice {
 	bool open;		   /* cut by the start or the end of the recording */
 	uint64_t start_ns, end_ns; /* absolute */
 	size_t ep;		   /* TL_BLOCKED, TL_WOKEN: index of its episode in blocks.eps */
+	uint64_t cpu_ns;	   /* TL_RUNNING: the CPU time the kernel charged (as 'sched') */
 };
 
 struct timeline {

@@ -21,8 +21,16 @@
 #include "util/util.h"
 
 #define PAGE 4096ul
-/* How long to wait for a thread in uninterruptible sleep to reach its stop. */
+/* How long to wait for a thread in uninterruptible sleep to reach its stop, and for any
+ * other thread: one that is runnable stops as soon as it gets a CPU, which on a machine
+ * loaded many times over can take a while, and a thread given up on would stop later
+ * and stay stopped until we come back. A thread that dies or enters uninterruptible
+ * sleep meanwhile is seen within WAIT_CHECK_MS. */
 #define D_STATE_WAIT_MS 50
+#define STOP_WAIT_MS	3000
+#define WAIT_CHECK_MS	5
+/* How long to wait after a capture for threads that died while held to be reaped. */
+#define SETTLE_MS 100
 /* Non-blocking waitpid calls before sleeping in waitpid (about 0.3 us each). */
 #define SPIN_POLLS 2000
 
@@ -86,35 +94,76 @@ static void precopy_stack(pid_t pid, struct thread_sample *t, size_t size)
 	copy_stack(t->tid, t, t->pre_sp, size);
 }
 
-/* Waits for tid to report its stop. Returns 1 when stopped (with *sig the signal to
- * pass back at detach, 0 for an interrupt or group stop), 0 when it exited, -errno on
- * error or timeout (the thread was in uninterruptible sleep). */
-static int wait_stop(pid_t tid, bool timed, int *sig)
+static int tid_stat(pid_t tid, struct task_stat *st);
+
+#define PF_EXITING 0x00000004
+
+/* Whether tid is dying or dead: it will not stop (we ask for no exit event), so there is
+ * no stop to wait for. Else *d_state tells whether it sleeps uninterruptibly. */
+static bool dead_or_d(pid_t tid, bool *d_state)
 {
-	struct itimerval it = {.it_value = {.tv_usec = D_STATE_WAIT_MS * 1000}};
+	struct task_stat st;
+
+	if (tid_stat(tid, &st) || st.state == 'Z' || st.state == 'X' || (st.flags & PF_EXITING))
+		return true;
+	*d_state = st.state == 'D';
+	return false;
+}
+
+static bool dead(pid_t tid)
+{
+	bool d;
+
+	return dead_or_d(tid, &d);
+}
+
+/* Waits for tid to report its stop, at most timeout_ms: nothing we wait for may hang us.
+ * A thread in uninterruptible sleep stops late; and a dying process's leader is not
+ * reported until every other thread is reaped, which for threads seized by us (zombies
+ * until we reap them) would be never. Returns 1 when stopped (with *sig the signal to
+ * pass back at detach, 0 for an interrupt or group stop), 0 when it exited (reaped),
+ * -ESRCH when it died but is not reaped yet (the caller releases it, which hands it to
+ * ptrace__settle), and -errno on error or timeout. */
+static int wait_stop(pid_t tid, bool spin, unsigned int timeout_ms, int *sig)
+{
+	struct itimerval tick = {.it_interval = {.tv_usec = WAIT_CHECK_MS * 1000},
+				 .it_value = {.tv_usec = WAIT_CHECK_MS * 1000}};
 	struct itimerval off = {0};
+	uint64_t start = now_ns(), end = start + timeout_ms * 1000000ull;
 	int status, r, err = 0;
+	bool d_state = false;
 
 	*sig = 0;
-	if (timed)
-		setitimer(ITIMER_REAL, &it, NULL);
 	/* Poll first: a thread usually reaches its stop within microseconds, and sleeping in
 	 * waitpid would add our own wake-up latency to the time the thread stays stopped. */
-	for (r = 0; !timed && r < SPIN_POLLS; r++) {
+	for (r = 0; spin && r < SPIN_POLLS; r++) {
 		if (waitpid(tid, &status, __WALL | WNOHANG) == tid)
 			goto stopped;
 	}
+	/* Then sleep in waitpid, woken at the stop; SIGALRM (installed without SA_RESTART)
+	 * cuts it every few ms to see whether the thread died or the time is up. */
+	setitimer(ITIMER_REAL, &tick, NULL);
 	for (;;) {
 		r = waitpid(tid, &status, __WALL);
 		if (r == tid)
 			break;
-		if (r < 0 && errno == EINTR && !timed && !ptrace_interrupted)
-			continue;
-		err = r < 0 ? -errno : -EIO;
-		break;
+		if (r >= 0 || errno != EINTR) {
+			err = r < 0 ? -errno : -EIO;
+			break;
+		}
+		if (dead_or_d(tid, &d_state)) {
+			err = -ESRCH;
+			break;
+		}
+		/* Gone to sleep uninterruptibly: it may stay there long. */
+		if (d_state && now_ns() >= start + D_STATE_WAIT_MS * 1000000ull)
+			end = 0;
+		if (now_ns() >= end || ptrace_interrupted) {
+			err = -ETIMEDOUT;
+			break;
+		}
 	}
-	if (timed)
-		setitimer(ITIMER_REAL, &off, NULL);
+	setitimer(ITIMER_REAL, &off, NULL);
 	if (err)
 		return err;
 stopped:
@@ -128,6 +177,15 @@ stopped:
 	/* A signal-delivery stop: a signal raced with us; deliver it when detaching. */
 	*sig = WSTOPSIG(status);
 	return 1;
+}
+
+/* Releases a thread we hold. A thread that is not in its stop (SIGKILLed while held, or
+ * interrupted but not stopped yet) cannot be detached: it is remembered and reaped by
+ * ptrace__settle, so that no zombie stays under our ptrace. */
+static void release(pid_t tid, int sig)
+{
+	if (ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig) < 0)
+		ptrace__remember_pending(tid);
 }
 
 static void take_regs(pid_t tid, struct thread_sample *t, size_t stack_size)
@@ -150,11 +208,31 @@ static void take_regs(pid_t tid, struct thread_sample *t, size_t stack_size)
 	}
 }
 
+/* The stat of a thread by its id alone (/proc/TID works for any thread id). */
+static int tid_stat(pid_t tid, struct task_stat *st)
+{
+	char path[64], buf[512];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	n = read_file(path, buf, sizeof(buf));
+	if (n <= 0)
+		return n ? (int)n : -EIO;
+	return proc_task__parse_stat(buf, st);
+}
+
 int ptrace__seize(pid_t tid)
 {
+	int err;
+
 	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) == 0)
 		return 0;
-	return -errno;
+	err = -errno;
+	/* The kernel refuses to attach to a thread on its way out: that is an exit, not a
+	 * permission problem. */
+	if (err == -EPERM && dead(tid))
+		return -ESRCH;
+	return err;
 }
 
 static int seize_error(pid_t pid, int err)
@@ -212,27 +290,28 @@ static int sample_one(pid_t pid, pid_t tid, const struct stacks_opts *opts, stru
 	/* A group-stopped thread traps by itself once seized; others need the interrupt. */
 	if (!(t->flags & THREAD_STOPPED) && ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0) {
 		err = -errno;
-		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		release(tid, 0);
 		goto out_drop;
 	}
-	r = wait_stop(tid, t->state == 'D', &sig);
+	r = wait_stop(tid, t->state != 'D', t->state == 'D' ? D_STATE_WAIT_MS : STOP_WAIT_MS, &sig);
 	/* The stop begins about now: wait_stop polls, so it sees the stop within a
 	 * microsecond or so (the thread's way to its stop is not stopped time). */
 	t0 = now_ns();
 	if (r <= 0) {
-		/* Exited, or stuck in uninterruptible sleep: the pending trap is dropped when we
-		 * detach (now if it stopped meanwhile, or by the kernel when we exit). */
-		if (r < 0 && ptrace(PTRACE_DETACH, tid, NULL, NULL) < 0)
-			ptrace__remember_pending(tid);
+		/* Exited (and reaped), dead but not reaped, or not stopped in time: the pending
+		 * trap is dropped when we detach (now if it stopped meanwhile, else by
+		 * ptrace__settle, which reaps the dead). */
+		if (r < 0)
+			release(tid, 0);
 		err = r == 0 ? -ESRCH : r;
-		if (r < 0) {
+		if (r < 0 && r != -ESRCH) {
 			t->flags |= THREAD_UNRESOLVED;
 			return 0;
 		}
 		goto out_drop;
 	}
 	take_regs(tid, t, opts->stack_size);
-	ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
+	release(tid, sig);
 	t->stall_ns = now_ns() - t0;
 	/* The released thread is runnable until it is back in its syscall; on our CPU it
 	 * would wait for us to be preempted (up to a scheduler slice, milliseconds: seen
@@ -293,9 +372,11 @@ static int capture_one_by_one(pid_t pid, const struct stacks_opts *opts, struct 
 
 		n = proc_tasks__list(pid, &tids);
 		if (n < 0) {
-			err = sampled ? 0
-				      : error("cannot list threads of %d: %s", pid,
-					      n == -ENOENT ? "the process exited" : strerror(-n));
+			/* Gone: the caller says so, knowing what it has shown. */
+			if (n == -ENOENT || n == -ESRCH)
+				err = sampled ? 0 : -ESRCH;
+			else if (!sampled)
+				err = error("cannot list threads of %d: %s", pid, strerror(-n));
 			break;
 		}
 		for (i = 0; i < n && !ptrace_interrupted; i++) {
@@ -321,7 +402,8 @@ static int capture_one_by_one(pid_t pid, const struct stacks_opts *opts, struct 
 		for (i = 0; i < n; i++)
 			if (!seen(done, ndone, tids[i]))
 				add_done(&done, &ndone, &cap, tids[i]);
-		qsort(done, ndone, sizeof(*done), cmp_pid);
+		if (ndone) /* none when the process is dying */
+			qsort(done, ndone, sizeof(*done), cmp_pid);
 		free(tids);
 		tids = NULL;
 		if (err || !fresh)
@@ -353,7 +435,8 @@ static int capture_consistent(pid_t pid, const struct stacks_opts *opts, struct 
 		fresh = false;
 		n = proc_tasks__list(pid, &tids);
 		if (n < 0) {
-			err = error("cannot list threads of %d: the process exited", pid);
+			if (n != -ENOENT && n != -ESRCH)
+				err = error("cannot list threads of %d: %s", pid, strerror(-n));
 			break;
 		}
 		for (k = 0; k < n; k++) {
@@ -395,14 +478,18 @@ static int capture_consistent(pid_t pid, const struct stacks_opts *opts, struct 
 	}
 	for (i = start; i < snap->nr_threads; i++) {
 		struct thread_sample *t = &snap->threads[i];
-		int r = wait_stop(t->tid, t->state == 'D', &held[i].sig);
+		int r = wait_stop(t->tid, t->state != 'D',
+				  t->state == 'D' ? D_STATE_WAIT_MS : STOP_WAIT_MS, &held[i].sig);
 
 		held[i].t0 = now_ns();
 		if (r > 0)
 			take_regs(t->tid, t, opts->stack_size);
 		else if (r == 0)
 			held[i].gone = true;
-		else
+		else if (r == -ESRCH) {
+			held[i].gone = true; /* dead, left for ptrace__settle to reap */
+			ptrace__remember_pending(t->tid);
+		} else
 			t->flags |= THREAD_UNRESOLVED;
 	}
 out_release:
@@ -412,9 +499,7 @@ out_release:
 
 		if (held[i].gone)
 			continue;
-		/* Fails for a thread interrupted but not stopped yet: reap it later. */
-		if (ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)held[i].sig) < 0)
-			ptrace__remember_pending(t->tid);
+		release(t->tid, held[i].sig);
 		if (held[i].t0)
 			t->stall_ns = now_ns() - held[i].t0;
 	}
@@ -435,34 +520,62 @@ out_release:
 	return err;
 }
 
-/* Threads whose stop we gave up waiting for (uninterruptible sleep). They are still
- * seized with a pending trap; reap them whenever we come back. */
-static pid_t pending[256];
-static unsigned int nr_pending;
+/* Threads we could not detach: not stopped in time (uninterruptible sleep), or dead
+ * while seized (zombies until we reap them: a thread SIGKILLed in its stop). */
+static pid_t *pending;
+static size_t nr_pending, pending_cap;
 
 void ptrace__remember_pending(pid_t tid)
 {
-	if (nr_pending < ARRAY_SIZE(pending))
-		pending[nr_pending++] = tid;
+	xgrow((void **)&pending, &pending_cap, nr_pending + 1, sizeof(*pending));
+	pending[nr_pending++] = tid;
+}
+
+/* One pass over the pending threads: detach the stopped ones, reap the dead ones, and
+ * interrupt the others (one seized without an interrupt would never stop). Returns how
+ * many are left that are not in uninterruptible sleep. */
+static size_t reap_pass(void)
+{
+	size_t i, keep = 0, busy = 0;
+
+	for (i = 0; i < nr_pending; i++) {
+		pid_t tid = pending[i], r;
+		struct task_stat st;
+		int status;
+
+		r = waitpid(tid, &status, __WALL | WNOHANG);
+		if (r == tid && WIFSTOPPED(status)) {
+			int sig = (status >> 16) == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(status);
+
+			if (ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig) == 0)
+				continue;
+		} else if (r != 0) {
+			continue; /* reaped, or no longer ours */
+		}
+		ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+		pending[keep++] = tid;
+		if (tid_stat(tid, &st) || st.state != 'D')
+			busy++;
+	}
+	nr_pending = keep;
+	return busy;
 }
 
 void ptrace__reap_pending(void)
 {
-	unsigned int i, keep = 0;
+	reap_pass();
+}
 
-	for (i = 0; i < nr_pending; i++) {
-		int status;
-		pid_t r = waitpid(pending[i], &status, __WALL | WNOHANG);
+/* After a capture: no thread of ours may stay stopped or a zombie under our ptrace. A
+ * process SIGKILLed while we held its threads leaves them dead but seized, and its leader
+ * is reported only once all of them are reaped: a few passes settle that. Threads in
+ * uninterruptible sleep are left for later passes (the kernel detaches them if we exit). */
+static void settle(void)
+{
+	uint64_t end = now_ns() + SETTLE_MS * 1000000ull;
 
-		if (r == pending[i] && WIFSTOPPED(status)) {
-			int sig = (status >> 16) == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(status);
-
-			ptrace(PTRACE_DETACH, pending[i], NULL, (void *)(long)sig);
-		} else if (r == 0) {
-			pending[keep++] = pending[i];
-		}
-	}
-	nr_pending = keep;
+	while (nr_pending && reap_pass() && now_ns() < end)
+		usleep(500);
 }
 
 int ptrace__capture(pid_t pid, const struct stacks_opts *opts, struct snapshot *snap)
@@ -481,6 +594,7 @@ int ptrace__capture(pid_t pid, const struct stacks_opts *opts, struct snapshot *
 	else
 		err = capture_one_by_one(pid, opts, snap);
 	snap->capture_ns = now_ns() - t0;
+	settle();
 	sigaction(SIGALRM, &old, NULL);
 	return err;
 }

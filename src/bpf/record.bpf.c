@@ -13,8 +13,11 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool filter_all = false; /* -a: every task is a target */
 const volatile bool want_stacks = true; /* kernel and user stacks */
 /* Stacks taken where a thread blocked (or woke another) are reused while it blocks at the
- * same place (same syscall, same user ip and sp) for this long: walking a kernel stack
- * costs microseconds, blocking at the same place thousands of times a second is common. */
+ * same place for this long: walking a kernel stack costs microseconds, blocking at the
+ * same place thousands of times a second is common. The same place: the same syscall and
+ * arguments, user ip and sp, and (--call-graph=dwarf) the user stack words and registers
+ * the unwinder read (see rec_ustack_check); --call-graph=fp walks the user stack every
+ * time. */
 const volatile __u64 stack_refresh_ns = 100 * 1000 * 1000ull;
 const volatile __u64 wakeup_bytes = 1 << 20; /* wake user space past this much data */
 const volatile __u32 self_tgid = 0;	     /* srvscope itself, never a target */
@@ -87,11 +90,34 @@ struct {
 	__type(value, struct cpu_ctx);
 } cpu_ctxs SEC(".maps");
 
+/* What user space found the unwind of a dump to depend on, by dump id (the id in a
+ * stack_cache entry); LRU: entries of dumps no task refers to any more go. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct rec_ustack_check);
+} ustack_checks SEC(".maps");
+
+/* Kernel frames compared before a kernel stack is reused, at a place where the kernel
+ * stack was seen to change: one syscall blocks at several kernel places (fsync: waiting
+ * for writeback, then for the flush), which its arguments do not tell apart. The walk of
+ * these frames costs about what the whole stack does (half a microsecond): it is made
+ * only where needed, the other places stay cheap. */
+#define KPREFIX 12
+
 /* Stacks last taken at one place in a task, and where that was. */
 struct stack_cache {
 	__u64 ts, ip, sp;
 	__s64 orig_ax, nr; /* as in the registers; as validated */
+	/* The kernel path depends on the syscall's arguments (a read() on a pipe or on a
+	 * socket). Not the kernel stack's depth: it moves at random with every syscall
+	 * (CONFIG_RANDOMIZE_KSTACK_OFFSET). */
+	__u64 args[3];
 	__u64 kstack, ustack;
+	__u32 knr;     /* frames in kips: the first of kstack (after this program's) */
+	__u32 kvaries; /* a refresh found another kernel stack here: compare kips first */
+	__u64 kips[KPREFIX];
 };
 
 /* Places kept per task and role: a server thread commonly blocks at two places in turn
@@ -201,6 +227,7 @@ static __always_inline __u64 take_stack(void *ctx, bool user, __u32 slot)
 	nr = (__u32)n / 8;
 	if (nr > REC_MAX_FRAMES)
 		nr = REC_MAX_FRAMES;
+	s->nr = nr; /* for keep_kernel_prefix, sent or not */
 	c.s = s;
 	c.h = 0xcbf29ce484222325ull;
 	bpf_loop(nr, hash_frame, &c, 0);
@@ -213,7 +240,7 @@ static __always_inline __u64 take_stack(void *ctx, bool user, __u32 slot)
 	s->id = h;
 	s->type = REC_STACK;
 	s->user = user;
-	s->nr = nr;
+	s->pid = bpf_get_current_pid_tgid() >> 32;
 	if (bpf_ringbuf_output(&events, s, REC_STACK_HDR + (__u64)(nr & 127) * 8, rb_flags())) {
 		count_lost(LOST_STACK_RINGBUF);
 		return 0;
@@ -298,7 +325,9 @@ static __always_inline __u64 take_ustack_dump(struct task_struct *t, __u32 slot)
 	d->len = len;
 	if (len > REC_DUMP_MAX)
 		len = REC_DUMP_MAX;
-	if (bpf_ringbuf_output(&events, d, REC_DUMP_HDR + len, rb_flags())) {
+	/* User space is woken at once: until it has unwound the dump and published its
+	 * check, the task dumps its stack afresh at this place. */
+	if (bpf_ringbuf_output(&events, d, REC_DUMP_HDR + len, BPF_RB_FORCE_WAKEUP)) {
 		count_lost(LOST_STACK_RINGBUF);
 		return 0;
 	}
@@ -348,14 +377,15 @@ struct user_place {
 	__u64 ip, sp;
 	__s64 orig_ax, nr;
 	__u64 args[3];
-	bool same; /* as in the cache: its stacks can be reused */
+	bool same;  /* where the cache entry was taken: its user stack may be reused */
+	bool fresh; /* and its kernel stack is younger than stack_refresh_ns */
 };
 
-static __always_inline bool at_place(const struct stack_cache *c, __u64 ts,
-				     const struct user_place *u)
+static __always_inline bool at_place(const struct stack_cache *c, const struct user_place *u)
 {
-	return c->ts && ts - c->ts < stack_refresh_ns && c->ip == u->ip && c->sp == u->sp &&
-	       c->orig_ax == u->orig_ax;
+	return c->ts && stack_refresh_ns && c->ip == u->ip && c->sp == u->sp &&
+	       c->orig_ax == u->orig_ax && c->args[0] == u->args[0] && c->args[1] == u->args[1] &&
+	       c->args[2] == u->args[2];
 }
 
 /* Fills u for task t and returns the entry of cs (PLACES of them, or NULL) to use: the
@@ -368,20 +398,24 @@ static __always_inline struct stack_cache *user_place(struct task_struct *t, str
 	__u16 insn = 0;
 
 	u->nr = -1;
-	u->same = false;
+	u->same = u->fresh = false;
 	if (!regs)
 		return cs;
 	u->ip = regs->ip;
 	u->sp = regs->sp;
 	u->orig_ax = (__s64)regs->orig_ax;
 	u->nr = u->orig_ax;
+	u->args[0] = regs->di;
+	u->args[1] = regs->si;
+	u->args[2] = regs->dx;
 	if (cs) {
-		if (at_place(&cs[0], ts, u))
+		if (at_place(&cs[0], u))
 			c = &cs[0];
-		else if (at_place(&cs[1], ts, u))
+		else if (at_place(&cs[1], u))
 			c = &cs[1];
 		if (c) {
 			u->same = true;
+			u->fresh = ts - c->ts < stack_refresh_ns;
 			u->nr = c->nr;
 		} else {
 			c = cs[0].ts <= cs[1].ts ? &cs[0] : &cs[1];
@@ -390,36 +424,160 @@ static __always_inline struct stack_cache *user_place(struct task_struct *t, str
 	if (!u->same && u->nr >= 0 &&
 	    (bpf_probe_read_user(&insn, sizeof(insn), (void *)(u->ip - 2)) || insn != 0x050f))
 		u->nr = -1;
-	if (u->nr < 0)
-		return c;
-	u->args[0] = regs->di;
-	u->args[1] = regs->si;
-	u->args[2] = regs->dx;
 	return c;
 }
 
-/* The current task's kernel and user stacks: those in c when it is where it was (u->same),
- * else walked now and kept in c. */
-static __always_inline void task_stacks(void *ctx, bool user, const struct user_place *u,
-					struct stack_cache *c, __u64 ts, __u64 *kstack,
-					__u64 *ustack)
+/* Checked words within this many bytes of sp are read in one go (into this CPU's dump
+ * scratch, free outside take_ustack_dump): one read costs less than a read per word. */
+#define CHECK_SPAN_MAX 4096
+
+struct check_walk {
+	const struct rec_ustack_check *k;
+	const __u8 *copy; /* the span of stack read at once, or NULL */
+	__u64 sp, h;
+};
+
+/* One checked word of the user stack into the hash of their values; unreadable is zero,
+ * as in a dump. A bpf_loop callback. */
+static long check_word(__u32 i, void *arg)
 {
-	if (c && u->same) {
-		*kstack = c->kstack;
-		*ustack = c->ustack;
-		return;
+	struct check_walk *w = arg;
+	__u64 v = 0;
+	__u32 off;
+
+	if (i >= REC_CHECK_WORDS)
+		return 1;
+	off = w->k->off[i & (REC_CHECK_WORDS - 1)];
+	if (w->copy)
+		v = *(const __u64 *)(w->copy + (off & (CHECK_SPAN_MAX - 1)));
+	else if (bpf_probe_read_user(&v, sizeof(v), (void *)(w->sp + off)))
+		v = 0;
+	w->h ^= v;
+	w->h *= 0x100000001b3ull;
+	w->h ^= w->h >> 29;
+	return 0;
+}
+
+/* Whether task t, at the place where dump dump_id was taken (same ip and sp), would unwind
+ * as that dump did: 1 yes, 0 no, -1 not known yet (user space has not unwound the dump,
+ * or could make no check of it). */
+static __always_inline int ustack_unchanged(struct task_struct *t, __u64 dump_id, __u64 sp)
+{
+	const struct rec_ustack_check *k = bpf_map_lookup_elem(&ustack_checks, &dump_id);
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	struct check_walk w;
+
+	if (!k)
+		return -1;
+	if (!regs || k->nr > REC_CHECK_WORDS)
+		return 0;
+	if (((k->regs & 1) && regs->r15 != k->reg[0]) ||
+	    ((k->regs & 2) && regs->r14 != k->reg[1]) ||
+	    ((k->regs & 4) && regs->r13 != k->reg[2]) ||
+	    ((k->regs & 8) && regs->r12 != k->reg[3]) ||
+	    ((k->regs & 16) && regs->bp != k->reg[4]) || ((k->regs & 32) && regs->bx != k->reg[5]))
+		return 0;
+	w.k = k;
+	w.sp = sp;
+	w.h = 0xcbf29ce484222325ull;
+	w.copy = NULL;
+	if (k->span && k->span <= CHECK_SPAN_MAX) {
+		__u32 key = bpf_get_smp_processor_id() * 2;
+		struct rec_ustack_dump *d = bpf_map_lookup_elem(&dump_scratch, &key);
+
+		/* A read that fails (a page not present) leaves the word by word reads. */
+		if (d &&
+		    !bpf_probe_read_user(d->data, k->span & (2 * CHECK_SPAN_MAX - 1), (void *)sp))
+			w.copy = d->data;
 	}
-	*kstack = take_stack(ctx, false, 0);
-	*ustack = user ? take_ustack(ctx, 0) : 0;
+	bpf_loop(k->nr, check_word, &w, 0);
+	if (!w.h)
+		w.h = 1;
+	return w.h == k->hash;
+}
+
+/* Keeps the first frames of the kernel stack just taken (in slot 0 of stack_scratch). */
+static __always_inline void keep_kernel_prefix(struct stack_cache *c, __u64 kstack)
+{
+	__u32 zero = 0;
+	struct rec_stack *s = bpf_map_lookup_elem(&stack_scratch, &zero);
+
+	c->knr = 0;
+	if (!s || !kstack || !s->nr)
+		return;
+	c->knr = s->nr - 1 < KPREFIX ? s->nr - 1 : KPREFIX;
+	__builtin_memcpy(c->kips, s->ips + 1, sizeof(c->kips));
+}
+
+/* Whether the current kernel stack begins with the frames kept in c. */
+static __always_inline bool kernel_prefix_same(void *ctx, const struct stack_cache *c)
+{
+	__u32 zero = 0;
+	struct rec_stack *s = bpf_map_lookup_elem(&stack_scratch, &zero);
+	long n;
+	int i;
+
+	if (!s)
+		return false;
+	/* The first frame is the call site in this program: another one than take_stack's. */
+	n = bpf_get_stack(ctx, s->ips, KPREFIX * 8, 1 & BPF_F_SKIP_FIELD_MASK);
+	if (n <= 0 || (__u32)n / 8 != c->knr)
+		return false;
+#pragma unroll
+	for (i = 0; i < KPREFIX; i++)
+		if (i < c->knr && s->ips[i] != c->kips[i])
+			return false;
+	return true;
+}
+
+/* The current task's (t's) kernel and user stacks: those in c when it is where it was
+ * (u->same), the kernel one while fresh, the user one while it unwinds the same (a check
+ * is exact: it never expires); else taken now and kept in c. */
+static __always_inline void task_stacks(void *ctx, struct task_struct *t, bool user,
+					const struct user_place *u, struct stack_cache *c, __u64 ts,
+					__u64 *kstack, __u64 *ustack)
+{
+	bool here = c && u->same, kreuse = here && u->fresh, ureuse = here && !user;
+	int same = 0;
+
+	/* With frame pointers, the walk is the check: it is taken every time. */
+	if (here && user && ustack_dump_bytes) {
+		same = ustack_unchanged(t, c->ustack, u->sp);
+		ureuse = same > 0;
+	}
+	if (kreuse && c->kvaries)
+		kreuse = kernel_prefix_same(ctx, c);
+	*kstack = kreuse ? c->kstack : take_stack(ctx, false, 0);
+	/* Before the user stack is taken: a frame-pointer walk reuses the scratch. */
+	if (c && !kreuse && *kstack)
+		keep_kernel_prefix(c, *kstack);
+	*ustack = ureuse ? c->ustack : (user ? take_ustack(ctx, 0) : 0);
 	if (!c)
 		return;
+	if (here) {
+		if (!kreuse && *kstack) {
+			if (*kstack != c->kstack)
+				c->kvaries = 1;
+			c->kstack = *kstack;
+			c->ts = ts;
+		}
+		/* A dump whose check has not come yet stays in c, to be checked when it
+		 * has. */
+		if (!ureuse && same >= 0 && *ustack)
+			c->ustack = *ustack;
+		return;
+	}
+	c->ustack = *ustack;
 	c->ts = *kstack && (*ustack || !user) ? ts : 0;
 	c->ip = u->ip;
 	c->sp = u->sp;
 	c->orig_ax = u->orig_ax;
 	c->nr = u->nr;
+	c->args[0] = u->args[0];
+	c->args[1] = u->args[1];
+	c->args[2] = u->args[2];
 	c->kstack = *kstack;
-	c->ustack = *ustack;
+	c->kvaries = 0;
 }
 
 /* An interrupt context's kernel stack, per CPU and context, refreshed like task stacks. */
@@ -574,6 +732,37 @@ static __always_inline __u32 wake_context(struct cpu_ctx *c, __u32 *detail, __u6
 
 /* ---- scheduler ---- */
 
+/* poll, ppoll, select and pselect6 take no fd first, but many: the first one they wait on
+ * costs one small read of the caller's memory (the pollfd array's first entry, the first
+ * word of the read, else write, fd set). x86-64 syscall numbers, as the rest of the file. */
+static __always_inline __s32 polled_fd(const struct user_place *u, __u32 *flags)
+{
+	__u64 set = 0, p;
+	__s32 fd = -1;
+	int i;
+
+	if (u->nr == 7 || u->nr == 271) { /* poll, ppoll */
+		if (!u->args[1] || bpf_probe_read_user(&fd, sizeof(fd), (void *)u->args[0]) ||
+		    fd < 0)
+			return -1;
+		*flags |= SWITCH_POLLED_FD | (u->args[1] > 1 ? SWITCH_MORE_FDS : 0);
+		return fd;
+	}
+	if (u->nr != 23 && u->nr != 270) /* select, pselect6 */
+		return -1;
+	p = u->args[1] ? u->args[1] : u->args[2];
+	if (!p || bpf_probe_read_user(&set, sizeof(set), (void *)p) || !set)
+		return -1;
+	for (i = 0; i < 64; i++)
+		if (set & (1ull << i))
+			break;
+	/* more: another bit in this word, fds beyond it, or both sets */
+	if ((set & (set - 1)) || u->args[0] > 64 || (u->args[1] && u->args[2]))
+		*flags |= SWITCH_MORE_FDS;
+	*flags |= SWITCH_POLLED_FD;
+	return i;
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
@@ -585,6 +774,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	struct task_state *st;
 	struct rec *r;
 	__s32 fd = -1;
+	__u32 fd_flags = 0;
 
 	if (!prev_t && !next_t)
 		return 0;
@@ -596,15 +786,22 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	if (prev_t && prev_state != TASK_RUNNING) {
 		bool user = !(prev->flags & PF_KTHREAD);
 
-		st = bpf_task_storage_get(&task_states, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		struct stack_cache *c = st ? &st->blocked[0] : NULL;
+		struct stack_cache *c = NULL;
 
+		st = bpf_task_storage_get(&task_states, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		/* Keeps the address computed after the NULL test, where the verifier wants it. */
+		if (st) {
+			barrier_var(st);
+			c = st->blocked;
+		}
 		if (user)
-			c = user_place(prev, st ? st->blocked : NULL, ts, &u);
+			c = user_place(prev, c, ts, &u);
 		if (u.nr >= 0 && (__s64)u.args[0] >= -1 && (__s64)u.args[0] < 0x7fffffff)
 			fd = (__s32)u.args[0];
+		if (u.nr >= 0 && user && (u.nr == 7 || u.nr == 271 || u.nr == 23 || u.nr == 270))
+			fd = polled_fd(&u, &fd_flags);
 		if (want_stacks)
-			task_stacks(ctx, user, &u, c, ts, &kstack, &ustack);
+			task_stacks(ctx, prev, user, &u, c, ts, &kstack, &ustack);
 	}
 	r = rec_reserve(ts, REC_SWITCH, prev->pid, prev_tgid);
 	if (!r)
@@ -612,13 +809,18 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	r->h.aux = prev_state;
 	r->sw.next_tid = next->pid;
 	r->sw.next_pid = next_tgid;
-	r->sw.syscall = u.nr;
+	/* Syscall numbers above 32767 (x32's, bit 30 set) do not fit: unknown. */
+	r->sw.syscall = u.nr >= -1 && u.nr <= 32767 ? u.nr : -1;
 	r->sw.fd = fd;
 	r->sw.kstack = kstack;
 	r->sw.ustack = ustack;
 	r->sw.prev_prio = prev->prio;
 	r->sw.flags = (preempt ? SWITCH_PREEMPT : 0) | (prev_t ? SWITCH_PREV_TARGET : 0) |
-		      (next_t ? SWITCH_NEXT_TARGET : 0);
+		      (next_t ? SWITCH_NEXT_TARGET : 0) | fd_flags;
+	/* The kernel charged prev up to the start of __schedule (update_curr ran before this
+	 * tracepoint), so this is its CPU time to the nanosecond, which timestamps are not: a
+	 * task woken onto an idle CPU is charged from its enqueue, not from this switch. */
+	r->sw.runtime_ns = prev->se.sum_exec_runtime;
 	rec_submit(r);
 	return 0;
 }
@@ -649,10 +851,14 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 		struct stack_cache *sc;
 
 		st = bpf_task_storage_get(&task_states, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		sc = st ? &st->waking[0] : NULL;
+		sc = NULL;
+		if (st) {
+			barrier_var(st);
+			sc = st->waking;
+		}
 		if (user)
-			sc = user_place(cur, st ? st->waking : NULL, ts, &u);
-		task_stacks(ctx, user, &u, sc, ts, &kstack, &ustack);
+			sc = user_place(cur, sc, ts, &u);
+		task_stacks(ctx, cur, user, &u, sc, ts, &kstack, &ustack);
 	}
 	r = rec_reserve(ts, REC_WAKING, p->pid, tgid);
 	if (!r)

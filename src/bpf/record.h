@@ -42,6 +42,10 @@ enum wake_kind {
 #define SWITCH_PREEMPT	   (1u << 0)
 #define SWITCH_PREV_TARGET (1u << 1)
 #define SWITCH_NEXT_TARGET (1u << 2)
+/* poll, ppoll, select, pselect6: fd is the first fd waited on (read from the caller's
+ * pollfd array or fd set), and there are more when SWITCH_MORE_FDS. */
+#define SWITCH_POLLED_FD (1u << 3)
+#define SWITCH_MORE_FDS	 (1u << 4)
 
 /* Why an event or a stack was not recorded: per-CPU counters, kept in the file. */
 enum lost_reason {
@@ -62,9 +66,21 @@ struct rec_hdr {
 
 struct rec_switch { /* aux: prev_state as the kernel reports it, 0 when preempted */
 	__u32 next_tid, next_pid;
-	__s32 syscall;	      /* the syscall the switched-out task is in, -1 when none */
+	__s16 syscall;	      /* the syscall the switched-out task is in, -1 when none */
+	__u8 flags;	      /* SWITCH_* */
+	__u8 prev_prio;	      /* 0-139, as the kernel's task_struct.prio */
 	__s32 fd;	      /* its first argument when that fits an int, else -1 */
 	__u64 kstack, ustack; /* stack ids of the switched-out task, 0 when none */
+	/* The switched-out task's se.sum_exec_runtime: the CPU time the kernel has charged it
+	 * since it was created, up to this switch. 0 in version 1 files (not recorded). */
+	__u64 runtime_ns;
+};
+/* Version 1 (TRACE_VERSION 1) files hold this layout; the reader converts it. */
+struct rec_switch_v1 {
+	__u32 next_tid, next_pid;
+	__s32 syscall;
+	__s32 fd;
+	__u64 kstack, ustack;
 	__u32 flags;
 	__s32 prev_prio;
 };
@@ -124,9 +140,11 @@ struct rec_stack {
 	__u16 type; /* REC_STACK */
 	__u16 user;
 	__u32 nr;
+	__u32 pid; /* the process whose stack it was first seen in (user stacks) */
+	__u32 pad;
 	__u64 ips[REC_MAX_FRAMES];
 };
-#define REC_STACK_HDR 16
+#define REC_STACK_HDR 24
 
 /* --call-graph=dwarf: instead of walking frame pointers in the kernel, the user registers
  * and the top of the user stack are sent, and user space unwinds them with the objects'
@@ -151,5 +169,23 @@ struct rec_ustack_dump {
 	__u8 data[REC_DUMP_MAX + REC_DUMP_PAGE];
 };
 #define REC_DUMP_HDR (32 + 8 * REC_DUMP_REGS)
+
+/* What makes a reused dump id right: the words of the user stack the unwinder read when
+ * it unwound the dump, and the registers it read. User space publishes this (map
+ * ustack_checks, by dump id) once it has unwound the dump; a task found at the same place
+ * again reuses the dump's id only when they are all as they were, so the same frames
+ * follow. Without it (not unwound yet, or unwound with reads a check cannot cover) the
+ * stack is dumped afresh. */
+#define REC_CHECK_WORDS 128
+#define REC_CHECK_REGS	6 /* pt_regs words 0-5: r15 r14 r13 r12 bp bx (ip, sp: the key) */
+struct rec_ustack_check {
+	__u32 nr;		   /* words to compare */
+	__u32 regs;		   /* bit i: pt_regs word i (< REC_CHECK_REGS) is compared */
+	__u64 reg[REC_CHECK_REGS]; /* their values */
+	__u64 hash;		   /* of the words' values in order (ustacks__hash) */
+	__u32 span;		   /* bytes from sp that hold them all */
+	__u32 pad;
+	__u16 off[REC_CHECK_WORDS]; /* each word's offset from sp, in bytes */
+};
 
 #endif

@@ -2,17 +2,19 @@
  * syscall and fd it blocked in, what woke it), then per-syscall and per-fd summaries; text
  * in the layout of the blocking reports of seed 002, or JSON. */
 #include <inttypes.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/blocking.h"
 #include "cmd/cmd.h"
+#include "output/json_writer.h"
+#include "snapshot/snapshot.h"
 #include "trace/report_cmdline.h"
 #include "trace/symbols.h"
 #include "trace/syscalls.h"
 #include "trace/trace.h"
+#include "trace/u64map.h"
 #include "util/util.h"
 
 static const char usage_text[] =
@@ -28,13 +30,16 @@ static const char usage_text[] =
 	"  -c, --comm NAME    only threads named NAME\n"
 	"  -m, --min-ms X     only episodes of at least X milliseconds\n"
 	"  -s, --stacks       with each episode, where the thread blocked (kernel frames,\n"
-	"                     then user frames, innermost first) and the waker's stack\n"
-	"  -f, --format FMT   text (default) or json\n";
+	"                     then user frames, innermost first) and the waker's stack;\n"
+	"                     JSON: stack ids into a table of each distinct stack\n"
+	"  -f, --format FMT   text (default) or json (docs/blocking-json.md, streamed)\n";
 
 struct report {
 	const struct trace *t;
 	bool stacks;		    /* --stacks */
 	struct trace_symbols *syms; /* frame names: stacks, timer callbacks */
+	struct json_writer *w;	    /* --format=json */
+	struct stack_table *tab;    /* --format=json --stacks: the stacks written */
 };
 
 typedef void (*frame_fn)(void *arg, const char *name, bool kernel);
@@ -61,6 +66,8 @@ static void stack_frames(struct report *rp, uint64_t kstack, uint64_t ustack, ui
 	st = trace__stack(rp->t, ustack);
 	for (i = 0; st && i < st->nr; i++)
 		fn(arg, trace_symbols__user(rp->syms, pid, ts, st->ips[i]), false);
+	if (st && st->truncated)
+		fn(arg, FRAME_TRUNCATED, false);
 }
 
 static void frame_text(void *arg, const char *name, bool kernel)
@@ -72,11 +79,12 @@ static void frame_text(void *arg, const char *name, bool kernel)
 
 static void frame_json(void *arg, const char *name, bool kernel)
 {
-	json_t *o = json_object();
+	struct json_writer *w = arg;
 
-	json_object_set_new(o, "symbol", json_string(name));
-	json_object_set_new(o, "kernel", json_boolean(kernel));
-	json_array_append_new(arg, o);
+	json_writer__begin_object(w, true);
+	json_writer__kv_string(w, "symbol", name);
+	json_writer__kv_bool(w, "kernel", kernel);
+	json_writer__end_object(w);
 }
 
 /* The waker's process, for its user frames: a task's, from the trace's threads. */
@@ -104,17 +112,6 @@ static void print_episode_stacks(struct report *rp, const struct block_episode *
 		     ep->wake_kind != WAKE_TASK, frame_text, &n);
 }
 
-static void episode_stacks_json(struct report *rp, const struct block_episode *ep, json_t *b)
-{
-	json_t *a = json_array(), *w = json_array();
-
-	stack_frames(rp, ep->kstack, ep->ustack, ep->pid, ep->start_ns, false, frame_json, a);
-	json_object_set_new(b, "stack", a);
-	stack_frames(rp, ep->waker_kstack, ep->waker_ustack, waker_pid(rp, ep), ep->wake_ns,
-		     ep->wake_kind != WAKE_TASK, frame_json, w);
-	json_object_set_new(b, "waker_stack", w);
-}
-
 static const char *kernel_name(void *ctx, uint64_t addr)
 {
 	struct report *rp = ctx;
@@ -125,13 +122,6 @@ static const char *kernel_name(void *ctx, uint64_t addr)
 static const char *syscall_name(int nr, char *buf, size_t size)
 {
 	return nr < 0 ? "-" : syscall__name(nr, buf, size);
-}
-
-static json_t *syscall_json(int nr)
-{
-	char buf[32];
-
-	return nr < 0 ? json_null() : json_string(syscall__name(nr, buf, sizeof(buf)));
 }
 
 static void print_stats_header(const char *what)
@@ -154,10 +144,15 @@ static void print_task_text(struct report *rp, const struct block_episode *eps, 
 	struct block_group *g;
 	size_t i, ng;
 	char buf[64], nbuf[32], key[32];
-	bool marks = false;
+	bool marks = false, more = false;
+
+	char title[256];
 
 	printf("Blocking report for task %s [pid %u, tid %u]\n", th ? th->comm : "?", eps[0].pid,
 	       eps[0].tid);
+	/* The workers of postgres or apache2 share a name; their titles tell them apart. */
+	if (trace__title(t, eps[0].pid, title, sizeof(title)))
+		printf("  command: %s\n", title);
 	printf("  %-12s %14s  %-16s %-40s %s\n", "Start (s)", "Duration (ms)", "Syscall", "Fd",
 	       "Wakeup");
 	for (i = 0; i < n; i++) {
@@ -168,8 +163,8 @@ static void print_task_text(struct report *rp, const struct block_episode *eps, 
 		char fd[64] = "-", wake[96];
 
 		if (ep->fd >= 0)
-			snprintf(fd, sizeof(fd), "%d%s%.50s", ep->fd, desc ? " " : "",
-				 desc ? desc : "");
+			snprintf(fd, sizeof(fd), "%d%s%s%.50s", ep->fd, ep->more_fds ? "+" : "",
+				 desc ? " " : "", desc ? desc : "");
 		if (ep->wake_kind == WAKE_TASK)
 			snprintf(wake, sizeof(wake), "TASK %s %u", ep->waker_name, ep->waker_tid);
 		else
@@ -179,16 +174,23 @@ static void print_task_text(struct report *rp, const struct block_episode *eps, 
 			for (char *c = wake; *c && *c != ' '; c++)
 				*c -= (*c >= 'a' && *c <= 'z') ? 32 : 0;
 		marks |= ep->from_start || ep->unfinished;
-		printf("  %-12.6f %13.3f%s  %-16s %-40s %s\n", (ep->start_ns - t->first_ns) / 1e9,
+		more |= ep->more_fds;
+		/* A wait that spans the whole recording has both marks. */
+		printf("  %-12.6f %12.3f%-2s  %-16s %-40s %s\n", (ep->start_ns - t->first_ns) / 1e9,
 		       (ep->end_ns - ep->start_ns) / 1e6,
-		       ep->from_start ? "<" : (ep->unfinished ? ">" : " "),
+		       ep->from_start && ep->unfinished ? "<>"
+		       : ep->from_start			? "<"
+		       : ep->unfinished			? ">"
+							: "",
 		       syscall_name(ep->syscall, nbuf, sizeof(nbuf)), fd, wake);
 		if (rp->stacks)
 			print_episode_stacks(rp, ep);
 	}
 	if (marks)
 		printf("  (< blocked already when the recording started; > still blocked when it "
-		       "ended)\n");
+		       "ended; <> both)\n");
+	if (more)
+		printf("  (5+: poll or select waited on fd 5 and others)\n");
 	printf("\n");
 	print_stats_header("Syscall");
 	ng = blocking__by_syscall(eps, n, &g);
@@ -213,83 +215,258 @@ static void print_task_text(struct report *rp, const struct block_episode *eps, 
 	printf("\n");
 }
 
-static json_t *stats_json(json_t *o, const struct block_stats *s)
+/* --stacks in JSON: each distinct stack is written once, in the top-level "stacks" table,
+ * and episodes refer to it by id (a busy server blocks in the same few places a hundred
+ * thousand times). Two references are the same stack when they print the same frames:
+ * the same kernel and user stacks, cut at an interrupt's entry or not, and for user frames
+ * the same process and the same maps in force. */
+struct stack_ref {
+	uint64_t kstack, ustack;
+	const struct trace_maps *maps; /* user frames' names come from these */
+	uint32_t pid;		       /* 0 without user frames */
+	bool irq;
+	uint64_t ts; /* of the first reference: where the frames are named */
+};
+
+struct stack_table {
+	struct u64map idx; /* key hash (+ probe) -> index in refs */
+	struct stack_ref *refs;
+	size_t nr, cap;
+};
+
+static bool same_stack(const struct stack_ref *a, const struct stack_ref *b)
 {
-	json_object_set_new(o, "count", json_integer(s->count));
-	json_object_set_new(o, "sum_ns", json_integer(s->sum_ns));
-	json_object_set_new(o, "min_ns", json_integer(s->min_ns));
-	json_object_set_new(o, "max_ns", json_integer(s->max_ns));
-	json_object_set_new(o, "mean_ns", json_integer((json_int_t)block_stats__mean_ns(s)));
-	json_object_set_new(o, "stddev_ns", json_integer((json_int_t)block_stats__stddev_ns(s)));
-	return o;
+	return a->kstack == b->kstack && a->ustack == b->ustack && a->maps == b->maps &&
+	       a->pid == b->pid && a->irq == b->irq;
 }
 
-static json_t *task_json(struct report *rp, const struct block_episode *eps, size_t n)
+/* The id (1, 2, ...) of a stack, given one when new; 0 when no stack was recorded. */
+static uint64_t stack_table__id(struct stack_table *tab, const struct trace *t, uint64_t kstack,
+				uint64_t ustack, uint32_t pid, uint64_t ts, bool irq)
+{
+	struct stack_ref ref = {.kstack = kstack, .ustack = ustack, .irq = irq && kstack, .ts = ts};
+	uint64_t h, *slot;
+	bool created;
+
+	if (!kstack && !ustack)
+		return 0;
+	if (ustack) {
+		ref.pid = pid;
+		ref.maps = trace__maps(t, pid, ts);
+	}
+	h = fnv1a(&ref.kstack, sizeof(ref.kstack), FNV1A_INIT);
+	h = fnv1a(&ref.ustack, sizeof(ref.ustack), h);
+	h = fnv1a(&ref.maps, sizeof(ref.maps), h);
+	h = fnv1a(&ref.pid, sizeof(ref.pid), h);
+	h = fnv1a(&ref.irq, sizeof(ref.irq), h);
+	/* A hash shared by two different stacks moves the second one to the next key. */
+	for (;; h++) {
+		slot = u64map__slot(&tab->idx, h, &created);
+		if (created)
+			break;
+		if (same_stack(&tab->refs[*slot], &ref))
+			return *slot + 1;
+	}
+	xgrow((void **)&tab->refs, &tab->cap, tab->nr + 1, sizeof(*tab->refs));
+	tab->refs[tab->nr] = ref;
+	*slot = tab->nr++;
+	return tab->nr;
+}
+
+static void stack_table__free(struct stack_table *tab)
+{
+	u64map__free(&tab->idx);
+	free(tab->refs);
+}
+
+static uint64_t blocked_stack_id(struct report *rp, const struct block_episode *ep)
+{
+	return stack_table__id(rp->tab, rp->t, ep->kstack, ep->ustack, ep->pid, ep->start_ns,
+			       false);
+}
+
+static uint64_t waker_stack_id(struct report *rp, const struct block_episode *ep)
+{
+	return stack_table__id(rp->tab, rp->t, ep->waker_kstack, ep->waker_ustack,
+			       waker_pid(rp, ep), ep->wake_ns, ep->wake_kind != WAKE_TASK);
+}
+
+/* "stacks": {"1": [frames], ...}, every stack the episodes refer to, in the order of their
+ * first reference. */
+static void stacks_json(struct report *rp, const struct block_episode *eps, size_t n)
+{
+	struct json_writer *w = rp->w;
+	char id[24];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		blocked_stack_id(rp, &eps[i]);
+		waker_stack_id(rp, &eps[i]);
+	}
+	json_writer__key(w, "stacks");
+	json_writer__begin_object(w, false);
+	for (i = 0; i < rp->tab->nr; i++) {
+		const struct stack_ref *s = &rp->tab->refs[i];
+
+		snprintf(id, sizeof(id), "%zu", i + 1);
+		json_writer__key(w, id);
+		json_writer__begin_array(w, true);
+		stack_frames(rp, s->kstack, s->ustack, s->pid, s->ts, s->irq, frame_json, w);
+		json_writer__end_array(w);
+	}
+	json_writer__end_object(w);
+}
+
+static void kv_stack_id(struct json_writer *w, const char *key, uint64_t id)
+{
+	if (id)
+		json_writer__kv_uint(w, key, id);
+	else
+		json_writer__kv_null(w, key);
+}
+
+static void kv_syscall(struct json_writer *w, const char *key, int nr)
+{
+	char buf[32];
+
+	json_writer__kv_string(w, key, nr < 0 ? NULL : syscall__name(nr, buf, sizeof(buf)));
+}
+
+static void stats_json(struct json_writer *w, const struct block_stats *s)
+{
+	json_writer__kv_uint(w, "count", s->count);
+	json_writer__kv_uint(w, "sum_ns", s->sum_ns);
+	json_writer__kv_uint(w, "min_ns", s->min_ns);
+	json_writer__kv_uint(w, "max_ns", s->max_ns);
+	json_writer__kv_uint(w, "mean_ns", (uint64_t)block_stats__mean_ns(s));
+	json_writer__kv_uint(w, "stddev_ns", (uint64_t)block_stats__stddev_ns(s));
+	json_writer__end_object(w);
+}
+
+static void episode_json(struct report *rp, const struct block_episode *ep)
+{
+	const struct trace *t = rp->t;
+	struct json_writer *w = rp->w;
+	const char *detail;
+	const char *desc = ep->fd >= 0 ? trace__fd_desc(t, ep->pid, ep->fd, ep->start_ns) : NULL;
+	char buf[64];
+
+	json_writer__begin_object(w, true);
+	json_writer__kv_uint(w, "start_ns", ep->start_ns - t->first_ns);
+	json_writer__kv_uint(w, "duration_ns", ep->end_ns - ep->start_ns);
+	kv_syscall(w, "syscall", ep->syscall);
+	if (ep->fd >= 0)
+		json_writer__kv_int(w, "fd", ep->fd);
+	else
+		json_writer__kv_null(w, "fd");
+	json_writer__kv_string(w, "fd_desc", desc);
+	if (ep->polled_fd) /* poll, select: fd is the first of the fds waited on */
+		json_writer__kv_bool(w, "more_fds", ep->more_fds);
+	if (ep->has_ret)
+		json_writer__kv_int(w, "ret", ep->ret);
+	else
+		json_writer__kv_null(w, "ret");
+	if (ep->wake_ns && ep->end_ns >= ep->wake_ns)
+		json_writer__kv_uint(w, "runq_ns", ep->end_ns - ep->wake_ns);
+	else
+		json_writer__kv_null(w, "runq_ns");
+	json_writer__kv_bool(w, "from_start", ep->from_start);
+	json_writer__kv_bool(w, "unfinished", ep->unfinished);
+	json_writer__key(w, "wakeup");
+	json_writer__begin_object(w, true);
+	json_writer__kv_string(w, "kind", blocking__kind_name(ep->wake_kind));
+	detail = blocking__wake_detail(ep, kernel_name, rp, buf, sizeof(buf));
+	json_writer__kv_string(w, "detail", detail);
+	/* Only tasks have these: left out, not null, for the interrupts and timers that are
+	 * most wake-ups of a server (a tenth of the document). */
+	if (ep->wake_kind == WAKE_TASK) {
+		json_writer__kv_uint(w, "waker_tid", ep->waker_tid);
+		json_writer__kv_string(w, "waker_comm", ep->waker_name);
+	}
+	json_writer__end_object(w);
+	if (rp->stacks) {
+		kv_stack_id(w, "stack_id", blocked_stack_id(rp, ep));
+		kv_stack_id(w, "waker_stack_id", waker_stack_id(rp, ep));
+	}
+	json_writer__end_object(w);
+}
+
+static void task_json(struct report *rp, const struct block_episode *eps, size_t n)
 {
 	const struct trace *t = rp->t;
 	const struct trace_thread *th = trace__thread(t, eps[0].tid);
-	json_t *o = json_object(), *blocks = json_array(), *sum = json_array(), *fds = json_array();
+	struct json_writer *w = rp->w;
 	struct block_group *g;
 	size_t i, ng;
-	char buf[64];
+	char title[256];
 
-	json_object_set_new(o, "pid", json_integer(eps[0].pid));
-	json_object_set_new(o, "tid", json_integer(eps[0].tid));
-	json_object_set_new(o, "comm", json_string(th ? th->comm : ""));
-	for (i = 0; i < n; i++) {
-		const struct block_episode *ep = &eps[i];
-		json_t *b = json_object(), *w = json_object();
-		const char *detail = blocking__wake_detail(ep, kernel_name, rp, buf, sizeof(buf));
-		const char *desc =
-			ep->fd >= 0 ? trace__fd_desc(t, ep->pid, ep->fd, ep->start_ns) : NULL;
-
-		json_object_set_new(b, "start_ns", json_integer(ep->start_ns - t->first_ns));
-		json_object_set_new(b, "duration_ns", json_integer(ep->end_ns - ep->start_ns));
-		json_object_set_new(b, "syscall", syscall_json(ep->syscall));
-		json_object_set_new(b, "fd", ep->fd >= 0 ? json_integer(ep->fd) : json_null());
-		json_object_set_new(b, "fd_desc", desc ? json_string(desc) : json_null());
-		json_object_set_new(b, "ret", ep->has_ret ? json_integer(ep->ret) : json_null());
-		json_object_set_new(b, "runq_ns",
-				    ep->wake_ns && ep->end_ns >= ep->wake_ns
-					    ? json_integer(ep->end_ns - ep->wake_ns)
-					    : json_null());
-		json_object_set_new(b, "from_start", json_boolean(ep->from_start));
-		json_object_set_new(b, "unfinished", json_boolean(ep->unfinished));
-		json_object_set_new(w, "kind", json_string(blocking__kind_name(ep->wake_kind)));
-		json_object_set_new(w, "detail", detail ? json_string(detail) : json_null());
-		json_object_set_new(w, "waker_tid",
-				    ep->wake_kind == WAKE_TASK ? json_integer(ep->waker_tid)
-							       : json_null());
-		json_object_set_new(w, "waker_comm",
-				    ep->wake_kind == WAKE_TASK ? json_string(ep->waker_name)
-							       : json_null());
-		json_object_set_new(b, "wakeup", w);
-		if (rp->stacks)
-			episode_stacks_json(rp, ep, b);
-		json_array_append_new(blocks, b);
-	}
-	json_object_set_new(o, "blocks", blocks);
+	json_writer__begin_object(w, false);
+	json_writer__kv_uint(w, "pid", eps[0].pid);
+	json_writer__kv_uint(w, "tid", eps[0].tid);
+	json_writer__kv_string(w, "comm", th ? th->comm : "");
+	json_writer__kv_string(w, "title", trace__title(t, eps[0].pid, title, sizeof(title)));
+	json_writer__key(w, "blocks");
+	json_writer__begin_array(w, false);
+	for (i = 0; i < n; i++)
+		episode_json(rp, &eps[i]);
+	json_writer__end_array(w);
+	json_writer__key(w, "summary");
+	json_writer__begin_array(w, false);
 	ng = blocking__by_syscall(eps, n, &g);
 	for (i = 0; i < ng; i++) {
-		json_t *s = json_object();
-
-		json_object_set_new(s, "syscall", syscall_json(g[i].key));
-		json_array_append_new(sum, stats_json(s, &g[i].st));
+		json_writer__begin_object(w, true);
+		kv_syscall(w, "syscall", g[i].key);
+		stats_json(w, &g[i].st);
 	}
 	free(g);
-	json_object_set_new(o, "summary", sum);
+	json_writer__end_array(w);
+	json_writer__key(w, "per_fd");
+	json_writer__begin_array(w, false);
 	ng = blocking__by_fd(eps, n, &g);
 	for (i = 0; i < ng; i++) {
-		json_t *s = json_object();
-		const char *desc = trace__fd_desc(t, eps[0].pid, g[i].key, eps[n - 1].start_ns);
-
-		json_object_set_new(s, "fd", json_integer(g[i].key));
-		json_object_set_new(s, "desc", desc ? json_string(desc) : json_null());
-		json_array_append_new(fds, stats_json(s, &g[i].st));
+		json_writer__begin_object(w, true);
+		json_writer__kv_int(w, "fd", g[i].key);
+		json_writer__kv_string(
+			w, "desc", trace__fd_desc(t, eps[0].pid, g[i].key, eps[n - 1].start_ns));
+		stats_json(w, &g[i].st);
 	}
 	free(g);
-	json_object_set_new(o, "per_fd", fds);
-	return o;
+	json_writer__end_array(w);
+	json_writer__end_object(w);
+}
+
+/* The whole document, streamed: a line per episode, the stacks once each. */
+static int report_json(struct report *rp, const struct block_report *r)
+{
+	const struct trace *t = rp->t;
+	struct stack_table tab = {0};
+	size_t i, j;
+	int ret;
+
+	rp->w = json_writer__new(stdout);
+	if (!rp->w)
+		return error("out of memory");
+	rp->tab = &tab;
+	json_writer__begin_object(rp->w, false);
+	json_writer__kv_uint(rp->w, "trace_start_ns", t->first_ns);
+	json_writer__kv_uint(rp->w, "lost_events", t->lost_by_reason[LOST_RINGBUF]);
+	json_writer__kv_uint(rp->w, "lost_stacks", t->lost_by_reason[LOST_STACK_RINGBUF]);
+	if (rp->stacks)
+		stacks_json(rp, r->eps, r->nr);
+	json_writer__key(rp->w, "tasks");
+	json_writer__begin_array(rp->w, false);
+	for (i = 0; i < r->nr; i = j) {
+		for (j = i + 1; j < r->nr && r->eps[j].tid == r->eps[i].tid; j++)
+			;
+		task_json(rp, r->eps + i, j - i);
+	}
+	json_writer__end_array(rp->w);
+	json_writer__end_object(rp->w);
+	ret = json_writer__delete(rp->w);
+	stack_table__free(&tab);
+	if (ret)
+		return error("cannot write the report: %s", strerror(-ret));
+	return 0;
 }
 
 int cmd_blocking(int argc, char **argv)
@@ -309,7 +486,6 @@ int cmd_blocking(int argc, char **argv)
 	double ms;
 	size_t i, j;
 	char lost[512];
-	json_t *root = NULL, *tasks = NULL;
 	int c, ret = 0;
 
 	report_cmdline__init(&rc, "blocking", usage_text, "text", "json");
@@ -333,28 +509,13 @@ int cmd_blocking(int argc, char **argv)
 	rp.syms = trace_symbols__new(t); /* names are looked up only when needed */
 	blocking__analyze(t, &f, &r);
 	if (json) {
-		root = json_object();
-		tasks = json_array();
-		json_object_set_new(root, "trace_start_ns", json_integer(t->first_ns));
-		json_object_set_new(root, "lost_events",
-				    json_integer(t->lost_by_reason[LOST_RINGBUF]));
-		json_object_set_new(root, "lost_stacks",
-				    json_integer(t->lost_by_reason[LOST_STACK_RINGBUF]));
-	}
-	for (i = 0; i < r.nr; i = j) {
-		for (j = i + 1; j < r.nr && r.eps[j].tid == r.eps[i].tid; j++)
-			;
-		if (json)
-			json_array_append_new(tasks, task_json(&rp, r.eps + i, j - i));
-		else
-			print_task_text(&rp, r.eps + i, j - i);
-	}
-	if (json) {
-		json_object_set_new(root, "tasks", tasks);
-		ret = json_dumpf(root, stdout, JSON_INDENT(2));
-		putchar('\n');
-		json_decref(root);
+		ret = report_json(&rp, &r);
 	} else {
+		for (i = 0; i < r.nr; i = j) {
+			for (j = i + 1; j < r.nr && r.eps[j].tid == r.eps[i].tid; j++)
+				;
+			print_task_text(&rp, r.eps + i, j - i);
+		}
 		if (!r.nr)
 			printf("No blocking episode%s.\n\n",
 			       f.pid || f.tid || f.comm || f.min_ns ? " matches the filters" : "");
@@ -363,10 +524,10 @@ int cmd_blocking(int argc, char **argv)
 		/* Ended, yet no wake-up event seen: the trace says nothing of their waker. */
 		for (i = 0; i < r.nr; i++)
 			unknown += r.eps[i].wake_kind == WAKE_UNKNOWN && !r.eps[i].unfinished;
-		printf("%zu episodes (%zu woken by no event seen: UNKNOWN), %.3f s traced on %s "
-		       "(%s); %s\n",
-		       r.nr, unknown, (t->end_ns - t->first_ns) / 1e9, t->hdr.host, t->hdr.kernel,
-		       trace__lost_summary(t, lost, sizeof(lost)));
+		printf("%zu episode%s, %.3f s traced on %s (%s); %zu UNKNOWN (ended with no "
+		       "wake-up event seen); %s\n",
+		       r.nr, r.nr == 1 ? "" : "s", (t->end_ns - t->first_ns) / 1e9, t->hdr.host,
+		       t->hdr.kernel, unknown, trace__lost_summary(t, lost, sizeof(lost)));
 	}
 	trace_symbols__delete(rp.syms);
 	block_report__free(&r);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd/cmd.h"
 #include "bpf/record.h"
@@ -26,7 +27,10 @@ static const char usage_text[] =
 	"  -d, --duration SECS    stop SECS seconds after the trace's start (default: at\n"
 	"                         Ctrl-C, SIGTERM or SIGHUP, or when the command or every\n"
 	"                         target process has exited)\n"
-	"  -o, --output FILE      trace file (default " RECORD_DEFAULT_OUTPUT ")\n"
+	"  -o, --output FILE      trace file (default " RECORD_DEFAULT_OUTPUT "), created with\n"
+	"                         mode 0600; never written through a symbolic link\n"
+	"      --force            replace FILE if it exists (by default an existing FILE is\n"
+	"                         left alone and record stops)\n"
 	"      --on-cpu[=HZ]      also sample on-CPU stacks, HZ times a second (cpu-clock,\n"
 	"                         default 99)\n"
 	"  -F, --freq HZ          the same as --on-cpu=HZ\n"
@@ -47,9 +51,11 @@ static const char usage_text[] =
 	"                         return value); costs every process a little per syscall.\n"
 	"                         Without it, a blocked thread's syscall and arguments are\n"
 	"                         read as it blocks\n"
-	"      --stack-refresh MS reuse the stacks taken where a thread last blocked at the\n"
-	"                         same place (syscall, user registers) for MS ms (default\n"
-	"                         100; 0: walk the stacks at every switch)\n"
+	"      --stack-refresh MS reuse the kernel stack taken where a thread last blocked at\n"
+	"                         the same place (syscall and arguments, user registers)\n"
+	"                         for MS ms (default 100; 0: take every stack afresh); a\n"
+	"                         user stack is reused only while the stack words its\n"
+	"                         unwind read are unchanged\n"
 	"      --progress, --no-progress\n"
 	"                         the live status line (default: when stderr is a terminal)\n"
 	"  -v, --verbose          libbpf's messages (verifier log on load errors)\n";
@@ -157,7 +163,8 @@ int cmd_record(int argc, char **argv)
 		OPT_STACK_REFRESH,
 		OPT_READ_TIMER,
 		OPT_CALL_GRAPH,
-		OPT_NO_CHILDREN
+		OPT_NO_CHILDREN,
+		OPT_FORCE
 	};
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
@@ -165,6 +172,7 @@ int cmd_record(int argc, char **argv)
 		{"no-children", no_argument, NULL, OPT_NO_CHILDREN},
 		{"duration", required_argument, NULL, 'd'},
 		{"output", required_argument, NULL, 'o'},
+		{"force", no_argument, NULL, OPT_FORCE},
 		{"on-cpu", optional_argument, NULL, OPT_ON_CPU},
 		{"freq", required_argument, NULL, 'F'},
 		{"buffer-size", required_argument, NULL, OPT_BUFFER},
@@ -185,11 +193,12 @@ int cmd_record(int argc, char **argv)
 		.stack_refresh_ms = 100,
 		.ustack_dump_bytes = RECORD_DEFAULT_DUMP,
 	};
+	struct stat st;
 	char *cmdline;
 	long hz;
 	int c, ret, status;
 
-	while ((c = getopt_long(argc, argv, "+p:ad:o:F:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:ad:o:F:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse_pids(optarg, &o))
@@ -208,7 +217,15 @@ int cmd_record(int argc, char **argv)
 		case 'o':
 			if (!*optarg)
 				return error("invalid value '' for -o: expected a file name"), 2;
+			if (!strcmp(optarg, "-"))
+				return usage_error("record",
+						   "-o -: a trace is written to a file (the "
+						   "reports map it), not to standard output; "
+						   "give a file name");
 			o.output = optarg;
+			break;
+		case OPT_FORCE:
+			o.force = true;
 			break;
 		case 'F':
 		case OPT_ON_CPU:
@@ -255,16 +272,24 @@ int cmd_record(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		default:
-			fputs(usage_text, stderr);
-			return 2;
+			return option_error("record", c, argv);
 		}
 	}
 	if (optind < argc)
 		o.argv = argv + optind;
 	if ((o.nr_pids > 0) + o.all + (o.argv != NULL) != 1) {
-		error("record needs exactly one target: -p PID, -a, or -- COMMAND ARGS...");
+		usage_error("record",
+			    "needs exactly one target: -p PID, -a, or -- COMMAND ARGS...");
 		free(o.pids);
-		return 2;
+		return EXIT_USAGE;
+	}
+	/* Said before loading anything; the creation itself (O_EXCL) is what keeps it safe. */
+	if (!o.force && lstat(o.output, &st) == 0) {
+		error("cannot create '%s': %s already exists (not replaced: add --force to "
+		      "replace it, or choose another -o)",
+		      o.output, S_ISLNK(st.st_mode) ? "a symbolic link by that name" : "it");
+		free(o.pids);
+		return 1;
 	}
 	cmdline = join_args(argc, argv);
 	o.cmdline = cmdline;

@@ -14,8 +14,10 @@
 static const char usage_text[] =
 	"usage: srvscope sched FILE [--format=text|json] [--hist]\n"
 	"\n"
-	"Per thread: time on CPU, times switched out, and the delay between becoming runnable\n"
-	"(woken or preempted) and running, average and maximum, and when the maximum was.\n"
+	"Per thread: time on CPU (as the kernel accounts it, what top and getrusage show),\n"
+	"times switched out, and the delay between becoming runnable (woken or preempted)\n"
+	"and running, average and maximum, and when the maximum was. A damaged section of\n"
+	"the file is skipped with a warning; the rest is read.\n"
 	"\n"
 	"  -f, --format FMT   text (default) or json\n"
 	"      --hist         add a histogram of the delays of each thread\n";
@@ -97,7 +99,7 @@ static void print_text(const struct trace *t, const struct sched_report *r, bool
 	if (hist)
 		for (i = 0; i < r->nr; i++)
 			print_hist(&r->tasks[i]);
-	printf("\n %zu threads, %.3f s traced on %s (%s); %s\n", r->nr,
+	printf("\n %zu thread%s, %.3f s traced on %s (%s); %s\n", r->nr, r->nr == 1 ? "" : "s",
 	       (t->end_ns - t->first_ns) / 1e9, t->hdr.host, t->hdr.kernel,
 	       trace__lost_summary(t, lost, sizeof(lost)));
 }
@@ -116,11 +118,15 @@ static int print_json(const struct trace *t, const struct sched_report *r, bool 
 			    json_integer(t->lost_by_reason[LOST_STACK_RINGBUF]));
 	for (i = 0; i < r->nr; i++) {
 		const struct sched_task *k = &r->tasks[i];
-		json_t *o = json_object();
+		json_t *o = json_object(), *title;
+		char buf[256];
 
 		json_object_set_new(o, "tid", json_integer(k->tid));
 		json_object_set_new(o, "pid", json_integer(k->pid));
 		json_object_set_new(o, "comm", json_string(k->comm));
+		/* the command line or title: processes of one server share their comm */
+		title = trace__title(t, k->pid, buf, sizeof(buf)) ? json_string(buf) : NULL;
+		json_object_set_new(o, "title", title ? title : json_null());
 		json_object_set_new(o, "runtime_ns", json_integer(k->runtime_ns));
 		json_object_set_new(o, "switches", json_integer(k->switches));
 		json_object_set_new(o, "delays", json_integer(k->delays));

@@ -11,10 +11,12 @@
 #include "attach/ptrace.h"
 #include "cmd/cmd.h"
 #include "output/output.h"
+#include "proc/task.h"
 #include "snapshot/snapshot.h"
 #include "stacks/stacks.h"
 #include "stacks/cmdline.h"
 #include "stacks/tree.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 static const char usage_text[] =
@@ -50,10 +52,10 @@ int cmd_stacks(int argc, char **argv)
 	struct stack_agg *agg;
 	long samples = 1, interval = 100, s;
 	enum output_format fmt = OUTPUT_TEXT;
-	int c, ret = 1;
+	int c, ret = 0;
 
 	stacks_cmdline__init(&cl);
-	while ((c = getopt_long(argc, argv, "p:n:i:f:kqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:n:i:f:kqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			if (parse_long("-n", optarg, 1, 1000000, &samples))
@@ -70,12 +72,13 @@ int cmd_stacks(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
+		case '?':
+		case ':':
+			return option_error("stacks", c, argv);
 		default:
 			c = stacks_cmdline__option(&cl, c, optarg);
 			if (c == 1)
 				break;
-			if (c == 0)
-				fputs(usage_text, stderr);
 			return 2;
 		}
 	}
@@ -86,14 +89,18 @@ int cmd_stacks(int argc, char **argv)
 		return 1;
 	stacks_cmdline__trap_signals();
 	agg = stack_agg__new(cl.opts.kernel);
+	proc__title(cl.pid, agg->title, sizeof(agg->title)); /* "postgres: walwriter" */
+	name_escape_inplace(agg->title, sizeof(agg->title)); /* the process wrote it */
 	for (s = 0; s < samples && !ptrace_interrupted; s++) {
 		struct snapshot *snap;
 
 		if (s)
 			stacks_cmdline__sleep_ms(interval);
 		snap = stacks_tree__sample(tree);
-		if (!snap)
+		if (!snap) {
+			ret = stacks_tree__exit_status(tree, s);
 			break;
+		}
 		if (fmt == OUTPUT_RAW)
 			output__raw(stdout, snap);
 		stack_agg__add(agg, snap);
@@ -113,7 +120,6 @@ int cmd_stacks(int argc, char **argv)
 			snprintf(name, sizeof(name), "srvscope stacks -p %d", (int)cl.pid);
 			output__speedscope(stdout, agg, name);
 		}
-		ret = 0;
 	}
 	stack_agg__delete(agg);
 	stacks_tree__delete(tree);

@@ -13,10 +13,12 @@
 #include "output/output.h"
 #include "output/tui.h"
 #include "output/tui_view.h"
+#include "proc/task.h"
 #include "snapshot/snapshot.h"
 #include "stacks/cmdline.h"
 #include "stacks/stacks.h"
 #include "stacks/tree.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 static const char usage_text[] =
@@ -51,7 +53,7 @@ struct top {
 	 * and for the latest sample only. */
 	struct stack_agg *cum[2], *last[2];
 	struct snapshot *snap; /* the latest sample */
-	char comm[16];
+	char comm[COMM_ESCAPED_SIZE];
 	bool kernel_captured;
 	bool show_kernel; /* --kernel */
 	struct tui_status st;
@@ -89,7 +91,8 @@ static int top__sample(struct top *tp)
 		if (snap->threads[i].stall_ns > tp->st.stall_max_ns)
 			tp->st.stall_max_ns = snap->threads[i].stall_ns;
 	}
-	memcpy(tp->comm, snap->comm, sizeof(tp->comm));
+	name_escape(tp->comm, sizeof(tp->comm), snap->comm,
+		    strnlen(snap->comm, sizeof(snap->comm)));
 	tp->st.comm = tp->comm;
 	for (k = 0; k <= (int)tp->kernel_captured; k++) {
 		if (!tp->cum[k])
@@ -172,7 +175,7 @@ static int top__screen(struct top *tp)
 
 		if (!tp->st.paused && now >= next) {
 			if (top__sample(tp) < 0) {
-				ret = 1;
+				ret = stacks_tree__exit_status(tp->tree, refreshes);
 				break;
 			}
 			next += tp->interval_ms * 1000000ull;
@@ -249,12 +252,14 @@ static int top__stream(struct top *tp)
 			break;
 		snap = stacks_tree__sample(tp->tree);
 		if (!snap)
-			return 1;
+			return stacks_tree__exit_status(tp->tree, i);
 		if (tp->fmt == OUTPUT_RAW) {
 			output__raw(stdout, snap);
 		} else {
 			struct stack_agg *agg = stack_agg__new(tp->cl.opts.kernel);
 
+			proc__title(tp->cl.pid, agg->title, sizeof(agg->title));
+			name_escape_inplace(agg->title, sizeof(agg->title));
 			stack_agg__add(agg, snap);
 			stack_agg__sort(agg);
 			if (tp->fmt == OUTPUT_JSON)
@@ -292,7 +297,7 @@ int cmd_top(int argc, char **argv)
 	stacks_cmdline__init(&tp.cl);
 	tp.interval_ms = 1000;
 	tp.fmt = OUTPUT_RAW;
-	while ((c = getopt_long(argc, argv, "p:i:n:f:kqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:i:n:f:kqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			if (parse_long("-i", optarg, 10, 3600000, &tp.interval_ms))
@@ -310,12 +315,13 @@ int cmd_top(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
+		case '?':
+		case ':':
+			return option_error("top", c, argv);
 		default:
 			c = stacks_cmdline__option(&tp.cl, c, optarg);
 			if (c == 1)
 				break;
-			if (c == 0)
-				fputs(usage_text, stderr);
 			return 2;
 		}
 	}

@@ -51,10 +51,16 @@ static json_t *event(const char *ph, const char *name, uint32_t pid, uint32_t ti
 static void name_thread(struct writer *w, uint32_t pid, uint32_t tid, bool process)
 {
 	const struct trace_thread *th = trace__thread(w->t, process ? pid : tid);
-	json_t *ev = event("M", process ? "process_name" : "thread_name", pid, tid), *args;
+	json_t *ev = event("M", process ? "process_name" : "thread_name", pid, tid), *args, *name;
+	char title[256];
 
 	args = json_object();
-	json_object_set_new(args, "name", json_string(th && th->comm[0] ? th->comm : "?"));
+	/* A process by its title (postgres: walwriter): its workers all have one comm. */
+	name = process && trace__title(w->t, pid, title, sizeof(title)) && title[0]
+		       ? json_string(title)
+		       : NULL;
+	json_object_set_new(args, "name",
+			    name ? name : json_string(th && th->comm[0] ? th->comm : "?"));
 	json_object_set_new(ev, "args", args);
 	emit(w, ev);
 }
@@ -103,6 +109,8 @@ static void slice(struct writer *w, const struct timeline *tl, const struct tl_s
 	json_object_set_new(ev, "dur", json_real((s->end_ns - s->start_ns) / 1e3));
 	if (ep && s->kind == TL_BLOCKED)
 		json_object_set_new(ev, "args", blocked_args(w, ep, kernel, ctx));
+	if (s->kind == TL_RUNNING && s->cpu_ns)
+		json_object_set_new(ev, "args", json_pack("{sI}", "cpu_ns", (json_int_t)s->cpu_ns));
 	if (s->open) {
 		json_t *a = json_object_get(ev, "args");
 

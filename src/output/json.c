@@ -57,11 +57,13 @@ static json_t *group_json(const struct stack_group *g)
 
 void output__json(FILE *f, const struct stack_agg *agg, bool compact)
 {
-	json_t *doc = json_object(), *stall = json_object(), *groups = json_array();
+	json_t *doc = json_object(), *stall = json_object(), *groups = json_array(), *title;
 	size_t i;
 
 	json_object_set_new(doc, "pid", json_integer(agg->pid));
 	json_object_set_new(doc, "comm", json_string(agg->comm));
+	title = agg->title[0] ? json_string(agg->title) : NULL; /* NULL too when not UTF-8 */
+	json_object_set_new(doc, "title", title ? title : json_null());
 	json_object_set_new(doc, "mode", json_string(agg->mode ? agg->mode : "ptrace"));
 	json_object_set_new(doc, "samples", json_integer(agg->samples));
 	json_object_set_new(doc, "threads", json_integer(agg->threads));

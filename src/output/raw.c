@@ -7,6 +7,7 @@
 #include "output/frame.h"
 #include "output/output.h"
 #include "snapshot/snapshot.h"
+#include "util/escape.h"
 
 /* gdb prints a function's name without its parameter list. */
 static void print_name(FILE *f, const struct frame *fr)
@@ -44,8 +45,10 @@ void output__raw(FILE *f, const struct snapshot *snap)
 
 	for (i = 0; i < n; i++) {
 		const struct thread_sample *t = &snap->threads[i];
+		char name[COMM_ESCAPED_SIZE];
 
-		fprintf(f, "\nThread %zu (LWP %d \"%s\"):\n", n - i, t->tid, t->name);
+		name_escape(name, sizeof(name), t->name, strnlen(t->name, sizeof(t->name)));
+		fprintf(f, "\nThread %zu (LWP %d \"%s\"):\n", n - i, t->tid, name);
 		for (j = 0; j < t->nr_frames; j++) {
 			const struct frame *fr = &t->frames[j];
 

@@ -8,7 +8,8 @@
 
 static void header(FILE *f, const struct stack_agg *agg)
 {
-	fprintf(f, "pid %d (%s): %u threads", agg->pid, agg->comm, agg->threads);
+	fprintf(f, "pid %d (%s): %u thread%s", agg->pid, agg->comm, agg->threads,
+		agg->threads == 1 ? "" : "s");
 	if (agg->processes > 1) /* the process and its descendants */
 		fprintf(f, " in %u processes", agg->processes);
 	fprintf(f, ", %u sample%s, mode %s", agg->samples, agg->samples == 1 ? "" : "s", agg->mode);
@@ -20,6 +21,9 @@ static void header(FILE *f, const struct stack_agg *agg)
 		fprintf(f, ", all threads frozen %llu us",
 			(unsigned long long)(agg->freeze_ns_max / 1000));
 	fprintf(f, "\n");
+	/* Processes of one server look alike by name: postgres, apache2; their titles differ. */
+	if (agg->title[0])
+		fprintf(f, "command: %s\n", agg->title);
 	if (agg->exited)
 		fprintf(f, "(%u thread%s exited while being sampled and were skipped)\n",
 			agg->exited, agg->exited == 1 ? "" : "s");
@@ -40,10 +44,8 @@ void output__text(FILE *f, const struct stack_agg *agg)
 	for (g = 0; g < agg->nr_groups; g++) {
 		const struct stack_group *grp = &agg->groups[g];
 
-		fprintf(f, "\n%u %s (%.1f%%):", grp->count,
-			agg->samples > 1  ? "thread-samples"
-			: grp->count == 1 ? "thread"
-					  : "threads",
+		fprintf(f, "\n%u %s%s (%.1f%%):", grp->count,
+			agg->samples > 1 ? "thread-sample" : "thread", grp->count == 1 ? "" : "s",
 			total ? 100.0 * grp->count / total : 0.0);
 		for (i = 0; i < grp->nr_threads && i < 16; i++)
 			fprintf(f, " %s/%d", grp->threads[i].name, grp->threads[i].tid);
@@ -59,6 +61,11 @@ void output__text(FILE *f, const struct stack_agg *agg)
 		for (i = 0; i < grp->nr_frames; i++) {
 			const struct frame *fr = &grp->frames[i];
 
+			if (!fr->addr && !fr->module) { /* FRAME_TRUNCATED: no module */
+				fprintf(f, "    #%-3zu %s\n", i,
+					frame__name(fr, name, sizeof(name)));
+				continue;
+			}
 			fprintf(f, "    #%-3zu %s%s  (%s)\n", i,
 				frame__name(fr, name, sizeof(name)), fr->kernel ? " [k]" : "",
 				frame__module_base(fr));

@@ -121,7 +121,8 @@ struct proc_maps *proc_maps__parse(pid_t pid, const char *text, size_t len)
 		}
 		p = nl + 1;
 	}
-	qsort(pm->maps, pm->nr, sizeof(*pm->maps), cmp_start);
+	if (pm->nr) /* none for a process that exited meanwhile */
+		qsort(pm->maps, pm->nr, sizeof(*pm->maps), cmp_start);
 	return pm;
 }
 
@@ -223,7 +224,8 @@ struct proc_maps *proc_maps__merge_stale(const struct proc_maps *cur, const stru
 		pm->maps[pm->nr++] = stale[i];
 	}
 	free(stale);
-	qsort(pm->maps, pm->nr, sizeof(*pm->maps), cmp_start);
+	if (pm->nr)
+		qsort(pm->maps, pm->nr, sizeof(*pm->maps), cmp_start);
 	return pm;
 }
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "proc/task.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 #define PF_KTHREAD 0x00200000
@@ -45,7 +46,7 @@ int proc_tasks__list(pid_t pid, pid_t **out)
 
 /* Parses the text of a stat file: "tid (comm) S ppid ...". The comm may contain spaces
  * and parentheses, so the state follows the last ')'. */
-static int parse_stat(const char *buf, struct task_stat *st)
+int proc_task__parse_stat(const char *buf, struct task_stat *st)
 {
 	const char *open = strchr(buf, '('), *close = strrchr(buf, ')');
 	size_t len;
@@ -82,7 +83,7 @@ int proc_task__stat(pid_t pid, pid_t tid, struct task_stat *st)
 		return -ESRCH;
 	if (n < 0)
 		return n;
-	return parse_stat(buf, st);
+	return proc_task__parse_stat(buf, st);
 }
 
 char *proc_task__kstack(pid_t pid, pid_t tid)
@@ -182,11 +183,78 @@ static void read_tracer(pid_t pid, pid_t *tracer)
 		*tracer = atoi(p + 11);
 }
 
+pid_t proc__live_tid(pid_t pid)
+{
+	struct task_stat st;
+	pid_t *tids = NULL, found = -ESRCH;
+	int n, i;
+
+	if (proc_task__stat(pid, pid, &st) == 0 && st.state != 'Z' && st.state != 'X')
+		return pid;
+	n = proc_tasks__list(pid, &tids);
+	for (i = 0; i < n && found < 0; i++)
+		if (proc_task__stat(pid, tids[i], &st) == 0 && st.state != 'Z' && st.state != 'X')
+			found = tids[i];
+	free(tids);
+	return found;
+}
+
+static unsigned long long read_caps(pid_t pid, const char *field)
+{
+	char path[64], buf[4096], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (read_file(path, buf, sizeof(buf)) < 0 || !(p = strstr(buf, field)))
+		return 0;
+	return strtoull(p + strlen(field), NULL, 16);
+}
+
+#define CAP_SYS_PTRACE_BIT 19
+
+int proc__denied_error(pid_t pid)
+{
+	unsigned long long mine = read_caps(getpid(), "\nCapEff:");
+	unsigned long long missing = read_caps(pid, "\nCapPrm:") & ~mine;
+	char scope[16] = "", lsm[128] = "";
+	struct task_stat st = {.comm = "?"};
+
+	proc_task__stat(pid, pid, &st);
+	if (!(mine >> CAP_SYS_PTRACE_BIT & 1)) {
+		if (geteuid() == 0 && missing)
+			return error("cannot look at %d (%s): srvscope runs without "
+				     "CAP_SYS_PTRACE, "
+				     "and the target holds capabilities it lacks (mask %llx); run "
+				     "it "
+				     "with CAP_SYS_PTRACE (e.g. outside this container)",
+				     pid, st.comm, missing),
+			       -EPERM;
+		return error("cannot look at %d (%s): permission denied (run as root or grant "
+			     "CAP_SYS_PTRACE)",
+			     pid, st.comm),
+		       -EPERM;
+	}
+	if (read_file("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof(scope)) > 0 &&
+	    atoi(scope) == 3)
+		return error("cannot look at %d (%s): the kernel forbids all tracing "
+			     "(kernel.yama.ptrace_scope = 3, which only a reboot undoes)",
+			     pid, st.comm),
+		       -EPERM;
+	/* With CAP_SYS_PTRACE only a security module or a user namespace we hold no
+	 * capability over can refuse (a sandbox or container manager guarding its agent). */
+	if (read_file("/sys/kernel/security/lsm", lsm, sizeof(lsm)) > 0)
+		lsm[strcspn(lsm, "\n")] = '\0';
+	return error("cannot look at %d (%s): the kernel refuses even with CAP_SYS_PTRACE: a "
+		     "security module%s%s%s or a user namespace outside ours protects it; "
+		     "pick another process, or run srvscope where that policy allows it",
+		     pid, st.comm, lsm[0] ? " (" : "", lsm, lsm[0] ? " are active)" : ""),
+	       -EPERM;
+}
+
 int proc__check_target(pid_t pid, char *comm, bool allow_traced)
 {
 	struct task_stat st;
 	pid_t tracer;
-	char path[64], tcomm[64] = "?";
+	char path[64], tcomm[64] = "?", name[COMM_ESCAPED_SIZE], tname[COMM_ESCAPED_SIZE];
 	int err;
 
 	if (pid <= 0)
@@ -198,25 +266,50 @@ int proc__check_target(pid_t pid, char *comm, bool allow_traced)
 		return error("cannot read /proc/%d/stat: %s", pid, strerror(-err)), err;
 	if (comm)
 		memcpy(comm, st.comm, sizeof(st.comm));
+	/* The name is the process's own choice: escaped before it reaches a terminal. */
+	name_escape(name, sizeof(name), st.comm, strlen(st.comm));
 	if (st.flags & PF_KTHREAD)
 		return error("%d (%s) is a kernel thread: it has no user-space stack to show; "
 			     "pick a user process",
-			     pid, st.comm),
+			     pid, name),
 		       -EINVAL;
 	if (pid == getpid())
 		return error("%d is srvscope itself: pick another process", pid), -EINVAL;
-	if (st.state == 'Z' || st.state == 'X')
-		return error("%d (%s) has exited (zombie): nothing to sample", pid, st.comm),
+	/* A leader that called pthread_exit is a zombie while its other threads run on. */
+	if ((st.state == 'Z' || st.state == 'X') && proc__live_tid(pid) < 0)
+		return error("%d (%s) has exited (zombie): nothing to sample", pid, name),
 		       -ESRCH;
 	read_tracer(pid, &tracer);
 	if (tracer && tracer != getpid() && !allow_traced) {
 		snprintf(path, sizeof(path), "/proc/%d/comm", tracer);
 		if (read_file(path, tcomm, sizeof(tcomm)) > 0)
 			tcomm[strcspn(tcomm, "\n")] = '\0';
+		name_escape(tname, sizeof(tname), tcomm, strlen(tcomm));
 		return error("%d (%s) is already traced by %d (%s): detach that tracer "
 			     "(quit gdb/strace) and try again, or use --mode=nostop",
-			     pid, st.comm, tracer, tcomm),
+			     pid, name, tracer, tname),
 		       -EBUSY;
 	}
 	return 0;
+}
+
+int proc__title(pid_t pid, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n;
+	size_t i;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	n = read_file(path, buf, size);
+	if (n < 0)
+		return (int)n;
+	/* The arguments are NUL-separated; a title set in place of them (postgres, nginx)
+	 * is padded with NULs or spaces. */
+	for (i = 0; i < (size_t)n; i++)
+		if (buf[i] == '\0' || buf[i] == '\n' || buf[i] == '\t')
+			buf[i] = ' ';
+	while (n > 0 && buf[n - 1] == ' ')
+		n--;
+	buf[n] = '\0';
+	return (int)n;
 }

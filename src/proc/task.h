@@ -16,6 +16,8 @@ struct task_stat {
 	unsigned long flags; /* PF_* */
 };
 
+/* Parses the text of a stat file. Returns 0 or -EINVAL. */
+int proc_task__parse_stat(const char *buf, struct task_stat *st);
 /* Reads /proc/PID/task/TID/stat. Returns 0 or -errno (-ESRCH when the thread is gone). */
 int proc_task__stat(pid_t pid, pid_t tid, struct task_stat *st);
 
@@ -33,5 +35,19 @@ int proc__tree(const pid_t *roots, size_t nr, pid_t **out);
  * and (unless allow_traced) is not traced by another tracer. Prints a one-line error
  * saying what to do and returns -errno when not. Fills comm (16 bytes) when non-NULL. */
 int proc__check_target(pid_t pid, char *comm, bool allow_traced);
+
+/* A thread of pid that has not exited: pid itself, or another thread when the leader
+ * called pthread_exit (its /proc/PID/maps, mem and root are empty then, a live thread's
+ * are the process's). Returns -ESRCH when every thread has exited. */
+pid_t proc__live_tid(pid_t pid);
+
+/* Prints why the kernel denies looking at pid (no CAP_SYS_PTRACE, Yama, or a security
+ * module or user namespace that protects it), in one line saying what to do. -EPERM. */
+int proc__denied_error(pid_t pid);
+
+/* The process's command line, arguments joined by spaces, or the title it set in their
+ * place ("postgres: walwriter"), into buf (NUL-terminated, cut to size). Returns its
+ * length (0 for a kernel thread) or -errno. */
+int proc__title(pid_t pid, char *buf, size_t size);
 
 #endif

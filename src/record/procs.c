@@ -1,9 +1,11 @@
 /* What a recording reads from /proc about the processes it meets, while they live. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "proc/maps.h"
+#include "proc/task.h"
 #include "record/procinfo.h"
 #include "record/procs.h"
 #include "trace/trace.h"
@@ -95,6 +97,25 @@ void rec_procs__check_all(struct rec_procs *ps, uint64_t now)
 		rec_procs__check_maps(ps, &ps->p[i], now, false);
 }
 
+/* The process's command line or title (postgres: walwriter), which tells apart the
+ * processes of one server that all have the same name; none for kernel threads. */
+static void write_title(struct rec_procs *ps, pid_t pid, uint64_t now)
+{
+	struct {
+		uint64_t ts;
+		uint32_t pid, len;
+		char title[256];
+	} sec = {.ts = now, .pid = pid};
+	int n = proc__title(pid, sec.title, sizeof(sec.title));
+
+	if (n <= 0)
+		return;
+	sec.len = n;
+	if (trace_writer__section(ps->w, SEC_TITLE, &sec, offsetof(typeof(sec), title) + n) &&
+	    !ps->err)
+		ps->err = -errno;
+}
+
 /* Most records come from the process of the one before: that one is found without a
  * lookup. */
 struct rec_proc *rec_procs__seen(struct rec_procs *ps, pid_t pid, uint64_t now)
@@ -117,6 +138,7 @@ struct rec_proc *rec_procs__seen(struct rec_procs *ps, pid_t pid, uint64_t now)
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->born_ns = now;
+	write_title(ps, pid, now);
 	rec_procs__check_maps(ps, p, now, false);
 	return p;
 }

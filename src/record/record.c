@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -34,6 +35,7 @@
 #include "trace/trace.h"
 #include "trace/u64map.h"
 #include "unwind/unwind.h"
+#include "util/safefile.h"
 #include "util/util.h"
 
 #define POLL_MS	 20
@@ -66,6 +68,7 @@ struct recorder {
 
 	struct u64map stacks_seen;
 	struct ustacks ustacks; /* --call-graph=dwarf */
+	int check_fd;		/* map ustack_checks, -1 without dumps */
 	struct rec_procs procs;
 
 	/* The target processes met: the trees at the start, then the children forked. */
@@ -125,14 +128,15 @@ static uint64_t record_now(struct recorder *r)
 	return r->now;
 }
 
-static void write_stack(struct recorder *r, uint64_t id, bool user, const uint64_t *ips,
+/* flags: TRACE_STACK_*. */
+static void write_stack(struct recorder *r, uint64_t id, uint32_t flags, const uint64_t *ips,
 			uint32_t nr)
 {
 	bool created;
 
 	u64map__slot(&r->stacks_seen, id, &created);
 	if (created)
-		trace_writer__add_stack(r->w, id, user, ips, nr);
+		trace_writer__add_stack(r->w, id, flags, ips, nr);
 }
 
 /* A user stack dump: unwound now, while the process and its maps are there; its frames
@@ -142,12 +146,13 @@ static void on_dump(struct recorder *r, const struct rec_ustack_dump *d, size_t 
 	uint64_t now = record_now(r), ips[REC_MAX_FRAMES], id;
 	struct rec_proc *p = rec_procs__seen(&r->procs, d->pid, now);
 	struct unwinder *u = rec_procs__unwinder(p);
+	struct rec_ustack_check check;
 	unsigned int nr;
-	bool unknown;
+	bool unknown, cut;
 
 	if (!u)
 		return;
-	nr = ustacks__unwind(&r->ustacks, u, p->maps, d, size, ips, REC_MAX_FRAMES, &unknown);
+	nr = ustacks__unwind(&r->ustacks, u, d, size, ips, REC_MAX_FRAMES, &unknown, &cut);
 	/* A frame in no known mapping: the process mapped something (dlopen) since its maps
 	 * were read. Read them now (not more than once per 10 ms) and unwind again. */
 	if (unknown) {
@@ -155,14 +160,49 @@ static void on_dump(struct recorder *r, const struct rec_ustack_dump *d, size_t 
 
 		rec_procs__check_maps(&r->procs, p, now, true);
 		if (p->maps && p->maps != before)
-			nr = ustacks__unwind(&r->ustacks, u, p->maps, d, size, ips, REC_MAX_FRAMES,
-					     &unknown);
+			nr = ustacks__unwind(&r->ustacks, u, d, size, ips, REC_MAX_FRAMES, &unknown,
+					     &cut);
 	}
 	if (!nr)
 		return;
-	id = ustacks__stack_id(ips, nr);
+	id = ustacks__stack_id(ips, nr, cut);
 	ustacks__map(&r->ustacks, d->id, id, now);
-	write_stack(r, id, true, ips, nr);
+	write_stack(r, id, TRACE_STACK_USER | (cut ? TRACE_STACK_TRUNCATED : 0), ips, nr);
+	/* Now the BPF programs may reuse the dump's id where the thread blocks again, as
+	 * long as what this unwind read is unchanged. */
+	if (r->check_fd >= 0 && ustacks__check(&r->ustacks, d, &check))
+		bpf_map_update_elem(r->check_fd, &d->id, &check, BPF_ANY);
+}
+
+/* The frames of a frame-pointer walk are checked too: where a function without frame
+ * pointers left something else in rbp, the walk goes on through garbage. The stack ends,
+ * marked truncated, at the first address outside the process's executable mappings (read
+ * again once, as in on_dump, in case it mapped something since). */
+static bool in_exec_map(const struct proc_maps *maps, uint64_t ip)
+{
+	const struct map_entry *m = maps ? proc_maps__find(maps, ip) : NULL;
+
+	return m && (m->prot & PROT_EXEC);
+}
+
+static void on_fp_stack(struct recorder *r, const struct rec_stack *s)
+{
+	uint64_t now = record_now(r);
+	struct rec_proc *p = rec_procs__seen(&r->procs, s->pid, now);
+	const uint64_t *ips = (const uint64_t *)s->ips;
+	uint32_t nr = 0;
+
+	while (nr < s->nr && in_exec_map(p->maps, ips[nr]))
+		nr++;
+	if (nr < s->nr) {
+		struct proc_maps *before = p->maps;
+
+		rec_procs__check_maps(&r->procs, p, now, true);
+		if (p->maps != before)
+			while (nr < s->nr && in_exec_map(p->maps, ips[nr]))
+				nr++;
+	}
+	write_stack(r, s->id, TRACE_STACK_USER | (nr < s->nr ? TRACE_STACK_TRUNCATED : 0), ips, nr);
 }
 
 /* Where an event keeps the id of a user stack; NULL for events without one. */
@@ -205,7 +245,10 @@ static int on_record(void *ctx, void *data, size_t size)
 
 		if (nr > REC_MAX_FRAMES || REC_STACK_HDR + nr * 8ull > size)
 			return 0;
-		write_stack(r, s->id, s->user, (const uint64_t *)s->ips, nr);
+		if (s->user)
+			on_fp_stack(r, s);
+		else
+			write_stack(r, s->id, 0, (const uint64_t *)s->ips, nr);
 		return 0;
 	}
 	if (size >= REC_STACK_HDR &&
@@ -228,7 +271,8 @@ static int on_record(void *ctx, void *data, size_t size)
 			break;
 		now = record_now(r);
 		rec_procs__seen(&r->procs, e->h.pid, now);
-		if (e->h.aux && e->sw.fd >= 0 && syscall__has_fd(e->sw.syscall))
+		if (e->h.aux && e->sw.fd >= 0 &&
+		    (syscall__has_fd(e->sw.syscall) || (e->sw.flags & SWITCH_POLLED_FD)))
 			rec_procs__describe_fd(&r->procs, e->h.ts, e->h.pid, e->sw.fd, now);
 		break;
 	case REC_EXEC: {
@@ -380,8 +424,11 @@ static void state_stacks(struct recorder *r, const struct snapshot *snap, pid_t 
 	}
 	nr = t->nr_ips < REC_MAX_FRAMES ? t->nr_ips : REC_MAX_FRAMES;
 	if (nr) {
-		st->ustack = ustacks__stack_id(t->ips, nr);
-		write_stack(r, st->ustack, true, t->ips, nr);
+		bool cut = (t->flags & THREAD_TRUNCATED) || nr < t->nr_ips;
+
+		st->ustack = ustacks__stack_id(t->ips, nr, cut);
+		write_stack(r, st->ustack, TRACE_STACK_USER | (cut ? TRACE_STACK_TRUNCATED : 0),
+			    t->ips, nr);
 	}
 }
 
@@ -446,8 +493,11 @@ static void snapshot_targets(struct recorder *r)
 	}
 	for (i = 0; i < n && !(r->deadline && now_ns() >= r->deadline); i++) {
 		pid_t pid = r->targets[i];
-		struct snapshot *snap = r->o->no_stacks ? NULL : start_stacks(pid);
+		struct snapshot *snap;
 
+		if (pid == r->child) /* not the command yet: it starts from its exec */
+			continue;
+		snap = r->o->no_stacks ? NULL : start_stacks(pid);
 		snapshot_process(r, pid, ts, snap);
 		snapshot__delete(snap);
 		rec_procs__seen(&r->procs, pid, ts);
@@ -702,7 +752,7 @@ static void loop(struct recorder *r, uint64_t *lost)
 		r->now = 0; /* the poll may wait: the first record reads the clock */
 		err = ring_buffer__poll(r->rb, o->read_timer_ms ? (int)o->read_timer_ms : POLL_MS);
 
-		if (err < 0 && err != -EINTR) {
+		if (err < 0 && err != -EINTR && !(err == -ECANCELED && r->past_deadline)) {
 			r->err = err;
 			break;
 		}
@@ -770,6 +820,9 @@ static int load(struct recorder *r)
 		return error("cannot load the BPF programs: %s (rerun with -v for the verifier's "
 			     "log)",
 			     strerror(-err));
+	r->check_fd = o->ustack_dump_bytes && !o->no_stacks
+			      ? bpf_map__fd(r->skel->maps.ustack_checks)
+			      : -1;
 	return 0;
 }
 
@@ -779,8 +832,8 @@ static void print_summary(struct recorder *r, const uint64_t *lost, uint64_t eve
 	char buf[512];
 	struct stat st;
 
-	fprintf(stderr, "srvscope: recorded %" PRIu64 " events (%.1f MB) in %.1f s to %s; %s\n",
-		events, stat(r->o->output, &st) ? 0.0 : st.st_size / 1e6,
+	fprintf(stderr, "srvscope: recorded %" PRIu64 " event%s (%.1f MB) in %.1f s to %s; %s\n",
+		events, events == 1 ? "" : "s", stat(r->o->output, &st) ? 0.0 : st.st_size / 1e6,
 		(end_ns - r->start_ns) / 1e9, r->o->output,
 		trace_lost__format(lost, r->nr_cpus, buf, sizeof(buf)));
 }
@@ -802,7 +855,7 @@ static uint64_t stop_sources(struct recorder *r)
 
 int record__run(const struct record_opts *o, int *cmd_status)
 {
-	struct recorder r = {.o = o, .exec_fd = -1};
+	struct recorder r = {.o = o, .exec_fd = -1, .check_fd = -1};
 	struct trace_file_header hdr;
 	struct sigaction sa = {.sa_handler = on_stop};
 	uint64_t *lost = NULL, end_ns, events;
@@ -810,7 +863,7 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	size_t i;
 
 	*cmd_status = -1;
-	ustacks__init(&r.ustacks, (uint64_t)(o->stack_refresh_ms * 1e6));
+	ustacks__init(&r.ustacks, (uint64_t)(o->stack_refresh_ms * 1e6), o->ustack_dump_bytes);
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
 		return error("this kernel has no BTF type information (/sys/kernel/btf/vmlinux is "
 			     "missing): recording needs a kernel built with "
@@ -840,11 +893,11 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	if (o->duration > 0)
 		r.deadline = r.start_ns + (uint64_t)(o->duration * 1e9);
 	fill_header(&hdr, &r);
-	r.w = trace_writer__open(o->output, &hdr);
+	r.w = trace_writer__open(o->output, o->force, &hdr);
 	rec_procs__init(&r.procs, r.w, o->all);
 	if (!r.w) {
 		err = -errno;
-		error("cannot create '%s': %s", o->output, strerror(errno));
+		error("cannot create '%s': %s", o->output, safefile__strerror(errno));
 		goto out_destroy;
 	}
 	if (o->argv) {
@@ -874,20 +927,21 @@ int record__run(const struct record_opts *o, int *cmd_status)
 		goto out_close;
 	}
 	__atomic_store_n(&r.skel->bss->stopping, false, __ATOMIC_SEQ_CST);
-	/* Compressing kallsyms takes a fifth of a second: done with events flowing (into the
-	 * ring), not between the trace's start and the attach; before the command runs, so
-	 * that its first events are drained while its fds can still be described. */
-	err = write_kallsyms(&r);
-	if (err) {
-		error("cannot write '%s': %s", o->output, strerror(-err));
-		goto out_close;
-	}
 	if (o->on_cpu_hz && open_samplers(&r)) {
 		err = -ENODEV;
 		goto out_close;
 	}
 	follow_trees(&r);
 	snapshot_targets(&r);
+	/* Compressing kallsyms takes a fifth of a second: done with events flowing (into the
+	 * ring), not between the trace's start and the attach; after the start snapshot (its
+	 * states are the targets' as events begin), before the command runs (its first events
+	 * are drained while its fds can still be described). */
+	err = write_kallsyms(&r);
+	if (err) {
+		error("cannot write '%s': %s", o->output, strerror(-err));
+		goto out_close;
+	}
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -925,8 +979,9 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	else
 		print_summary(&r, lost, events, end_ns);
 	if (!err && o->verbose && o->ustack_dump_bytes)
-		notice("unwound %" PRIu64 " user stack copies (%" PRIu64 " gave no frame)",
-		       r.ustacks.dumps, r.ustacks.failed);
+		notice("unwound %" PRIu64 " user stack copies (%" PRIu64 " gave no frame; %" PRIu64
+		       " checkable for reuse, %" PRIu64 " not)",
+		       r.ustacks.dumps, r.ustacks.failed, r.ustacks.checked, r.ustacks.unchecked);
 	if (r.child_done)
 		*cmd_status = WIFEXITED(r.child_status) ? WEXITSTATUS(r.child_status)
 							: 128 + WTERMSIG(r.child_status);

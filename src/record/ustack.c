@@ -2,11 +2,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/user.h>
 
 #include "bpf/record.h"
-#include "proc/maps.h"
 #include "record/ustack.h"
 #include "snapshot/snapshot.h"
 #include "unwind/unwind.h"
@@ -15,11 +13,13 @@
 _Static_assert(REC_DUMP_HDR == offsetof(struct rec_ustack_dump, data),
 	       "REC_DUMP_HDR is where a dump's stack bytes begin");
 
-void ustacks__init(struct ustacks *us, uint64_t refresh_ns)
+void ustacks__init(struct ustacks *us, uint64_t refresh_ns, unsigned int dump_bytes)
 {
 	memset(us, 0, sizeof(*us));
 	us->t = xcalloc(1, sizeof(*us->t));
 	us->gen_ns = refresh_ns > 1000000000ull ? refresh_ns : 1000000000ull;
+	/* A read that failed within what a dump may hold may succeed with the next dump. */
+	us->reads.copy_limit = dump_bytes;
 }
 
 void ustacks__free(struct ustacks *us)
@@ -30,14 +30,18 @@ void ustacks__free(struct ustacks *us)
 	memset(us, 0, sizeof(*us));
 }
 
-unsigned int ustacks__unwind(struct ustacks *us, struct unwinder *u, const struct proc_maps *maps,
+unsigned int ustacks__unwind(struct ustacks *us, struct unwinder *u,
 			     const struct rec_ustack_dump *d, size_t size, uint64_t *ips,
-			     unsigned int max, bool *unknown_map)
+			     unsigned int max, bool *unknown_map, bool *truncated)
 {
 	struct thread_sample *t = us->t;
-	unsigned int nr, i;
+	unsigned int nr;
+	int err;
 
 	*unknown_map = false;
+	*truncated = false;
+	us->reads.nr = 0;
+	us->reads.uncheckable = true;
 	if (size < REC_DUMP_HDR || d->len > size - REC_DUMP_HDR || d->nr_regs != REC_DUMP_REGS)
 		return 0;
 	us->dumps++;
@@ -49,22 +53,53 @@ unsigned int ustacks__unwind(struct ustacks *us, struct unwinder *u, const struc
 	t->stack_addr = t->regs.rsp;
 	t->stack_len = d->len;
 	t->stack_data = (uint8_t *)d->data;
-	if (unwinder__unwind(u, t) < 0 || !t->nr_ips) {
+	unwinder__note_reads(u, &us->reads);
+	err = unwinder__unwind(u, t);
+	unwinder__note_reads(u, NULL);
+	t->stack_data = NULL;
+	*unknown_map = unwinder__bad_address(u) != 0;
+	if (err < 0 || !t->nr_ips) {
 		us->failed++;
-		t->stack_data = NULL;
+		us->reads.uncheckable = true;
 		return 0;
 	}
-	t->stack_data = NULL;
 	nr = t->nr_ips < max ? t->nr_ips : max;
 	memcpy(ips, t->ips, nr * sizeof(*ips));
-	/* libunwind walks frame pointers where it finds no unwind table, so frames in an
-	 * object mapped since the maps were read can be anywhere in the stack. */
-	for (i = 0; i < nr && !*unknown_map; i++) {
-		const struct map_entry *m = proc_maps__find(maps, ips[i]);
-
-		*unknown_map = !m || !(m->prot & PROT_EXEC);
-	}
+	*truncated = (t->flags & THREAD_TRUNCATED) || nr < t->nr_ips;
 	return nr;
+}
+
+/* Registers a check may compare: the callee-saved ones (pt_regs words 0-5); ip and sp
+ * (16, 19) are the cache's key already. */
+#define CHECKABLE_REGS (((1ull << REC_CHECK_REGS) - 1) | 1ull << 16 | 1ull << 19)
+
+bool ustacks__check(struct ustacks *us, const struct rec_ustack_dump *d, struct rec_ustack_check *c)
+{
+	const struct unwind_reads *r = &us->reads;
+	unsigned int i;
+
+	memset(c, 0, sizeof(*c));
+	if (r->uncheckable || r->nr > REC_CHECK_WORDS || (r->regs & ~CHECKABLE_REGS)) {
+		us->unchecked++;
+		return false;
+	}
+	for (i = 0; i < r->nr; i++) {
+		if (r->off[i] > 0xffff) {
+			us->unchecked++;
+			return false;
+		}
+		c->off[i] = r->off[i];
+		if (r->off[i] + 8 > c->span)
+			c->span = r->off[i] + 8;
+	}
+	c->nr = r->nr;
+	c->regs = r->regs & ((1u << REC_CHECK_REGS) - 1);
+	for (i = 0; i < REC_CHECK_REGS; i++)
+		if (c->regs & (1u << i))
+			c->reg[i] = d->regs[i];
+	c->hash = ustacks__hash(r->val, r->nr, false);
+	us->checked++;
+	return true;
 }
 
 uint64_t ustacks__hash(const uint64_t *ips, unsigned int nr, bool user)
@@ -81,9 +116,10 @@ uint64_t ustacks__hash(const uint64_t *ips, unsigned int nr, bool user)
 	return h ? h : 1;
 }
 
-uint64_t ustacks__stack_id(const uint64_t *ips, unsigned int nr)
+uint64_t ustacks__stack_id(const uint64_t *ips, unsigned int nr, bool truncated)
 {
-	uint64_t h = ustacks__hash(ips, nr, true) & ~(1ull << 63);
+	uint64_t h = (ustacks__hash(ips, nr, true) ^ (truncated ? 0x5bd1e9955bd1e995ull : 0)) &
+		     ~(1ull << 63);
 
 	return h ? h : 1;
 }

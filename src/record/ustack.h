@@ -10,8 +10,9 @@
 #include <stdint.h>
 
 #include "trace/u64map.h"
+#include "unwind/unwind.h"
 
-struct proc_maps;
+struct rec_ustack_check;
 struct rec_ustack_dump;
 struct thread_sample;
 struct unwinder;
@@ -23,24 +24,33 @@ struct ustacks {
 	struct u64map ids[2];
 	uint64_t gen_ns, gen_start;
 	uint64_t dumps, failed;
+	uint64_t checked, unchecked; /* unwinds a check could / could not be made for */
+	struct unwind_reads reads;   /* of the last unwind */
 };
 
-void ustacks__init(struct ustacks *us, uint64_t refresh_ns);
+/* dump_bytes: the most a dump holds (--call-graph=dwarf,SIZE). */
+void ustacks__init(struct ustacks *us, uint64_t refresh_ns, unsigned int dump_bytes);
 void ustacks__free(struct ustacks *us);
 
-/* Unwinds the dump (size bytes as received) with the process's unwinder (over maps) into
+/* Unwinds the dump (size bytes as received) with the process's unwinder into
  * ips (innermost first, at most max). Returns the number of frames, 0 when the dump is
- * malformed. *unknown_map is set when a frame is outside every executable mapping in maps
- * (the process mapped something since they were read: read them and unwind again). */
-unsigned int ustacks__unwind(struct ustacks *us, struct unwinder *u, const struct proc_maps *maps,
+ * malformed. *truncated is set when the unwind stopped short of the outermost frame;
+ * *unknown_map when it stopped at an address outside every executable mapping of the
+ * unwinder's maps (the process may have mapped something since its maps were read: read
+ * them, set them in the unwinder and unwind again). */
+unsigned int ustacks__unwind(struct ustacks *us, struct unwinder *u,
 			     const struct rec_ustack_dump *d, size_t size, uint64_t *ips,
-			     unsigned int max, bool *unknown_map);
+			     unsigned int max, bool *unknown_map, bool *truncated);
+/* After ustacks__unwind of d: the check that tells a later task state unwinds the same
+ * (struct rec_ustack_check). Returns false when none can be made. */
+bool ustacks__check(struct ustacks *us, const struct rec_ustack_dump *d,
+		    struct rec_ustack_check *c);
 
 /* The id the BPF programs give a stack of these frames (take_stack in record.bpf.c). */
 uint64_t ustacks__hash(const uint64_t *ips, unsigned int nr, bool user);
 /* The id of a stack of user frames unwound here: never 0, never with the top bit (a
- * dump's) set. */
-uint64_t ustacks__stack_id(const uint64_t *ips, unsigned int nr);
+ * dump's) set; a truncated stack's differs from a whole one with the same frames. */
+uint64_t ustacks__stack_id(const uint64_t *ips, unsigned int nr, bool truncated);
 
 /* Remembers that the dump's frames have stack_id; ts: the dump's time (trace clock). */
 void ustacks__map(struct ustacks *us, uint64_t dump_id, uint64_t stack_id, uint64_t ts);

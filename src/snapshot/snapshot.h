@@ -18,9 +18,14 @@ enum thread_flags {
 	THREAD_HAVE_REGS = 1 << 0,  /* regs are valid */
 	THREAD_RUNNING = 1 << 1,    /* was on a CPU: saved registers are stale (nostop) */
 	THREAD_UNRESOLVED = 1 << 2, /* no user stack could be taken */
-	THREAD_TRUNCATED = 1 << 3,  /* the unwind hit SNAP_MAX_FRAMES or an error mid-way */
+	THREAD_TRUNCATED = 1 << 3,  /* the unwind stopped short: SNAP_MAX_FRAMES, an error,
+				     * a frame outside the executable mappings */
 	THREAD_STOPPED = 1 << 4,    /* was in group-stop (SIGSTOP) before we came */
 };
+
+/* The symbol of the frame that ends a truncated stack in every output (folded, json, ...):
+ * the frames above it were not found, and none of them is made up. */
+#define FRAME_TRUNCATED "[truncated]"
 
 struct frame {
 	uint64_t addr;	    /* return address (caller frames) or pc (innermost) */

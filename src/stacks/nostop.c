@@ -589,6 +589,8 @@ int nostop__capture(pid_t pid, const struct stacks_opts *opts, struct snapshot *
 	snap->mode = "nostop";
 	snap->start_ns = now_ns();
 	err = nostop__target(pid, stack_size, opts->kernel);
+	if (err == -ESRCH)
+		return err; /* the process exited: the caller says so */
 	if (err)
 		return load_error(err);
 	presize(snap);
@@ -598,11 +600,9 @@ int nostop__capture(pid_t pid, const struct stacks_opts *opts, struct snapshot *
 		return error("cannot read the threads of %d: %s", pid, strerror(-nr)), nr;
 	}
 	if (!snap->nr_threads) {
+		/* The process exited: the caller says so, knowing what it has shown. */
 		free(c.running);
-		snprintf(path, sizeof(path), "/proc/%d", pid);
-		if (access(path, F_OK))
-			return error("process %d has exited", pid), -ESRCH;
-		return error("process %d has no thread left to sample", pid), -ESRCH;
+		return -ESRCH;
 	}
 	if (c.nr_running)
 		resolve_running(&c, stack_size);

@@ -17,6 +17,7 @@
 
 struct stacks_session {
 	pid_t pid;
+	pid_t tid; /* a live thread: pid, unless the leader called pthread_exit */
 	struct stacks_opts opts;
 	char comm[16];
 	struct proc_maps *maps; /* what unwinding and symbols use */
@@ -49,31 +50,41 @@ struct stacks_session *stacks_session__new(pid_t pid, const struct stacks_opts *
 
 	char comm[16];
 
-	if (proc__check_target(pid, comm, opts->mode == STACKS_MODE_NOSTOP) < 0)
+	/* Another tracer only matters to ptrace mode, checked once the mode is known. */
+	if (proc__check_target(pid, comm, opts->mode != STACKS_MODE_PTRACE && !opts->consistent) <
+	    0)
 		return NULL;
 	s = xcalloc(1, sizeof(*s));
 	memcpy(s->comm, comm, sizeof(comm));
 	s->pid = pid;
+	s->tid = proc__live_tid(pid);
 	s->opts = *opts;
 	if (!s->opts.stack_size)
 		s->opts.stack_size = STACKS_DEFAULT_STACK_SIZE;
 	if (s->opts.consistent && s->opts.mode == STACKS_MODE_AUTO)
 		s->opts.mode = STACKS_MODE_PTRACE;
+	if (s->tid < 0) {
+		error("process %d (%s) has exited: nothing to sample", pid, comm);
+		goto out_free;
+	}
 	if (choose_mode(s) < 0)
 		goto out_free;
-	s->maps = proc_maps__read(pid);
+	if (s->opts.mode == STACKS_MODE_PTRACE && opts->mode != STACKS_MODE_PTRACE &&
+	    !opts->consistent && proc__check_target(pid, NULL, false) < 0)
+		goto out_free;
+	s->maps = proc_maps__read(s->tid);
 	if (!s->maps) {
 		if (errno == EACCES || errno == EPERM)
-			error("cannot look at %d: permission denied (run as root or grant "
-			      "CAP_SYS_PTRACE)",
-			      pid);
+			proc__denied_error(pid);
+		else if (errno == ENOENT || errno == ESRCH)
+			error("process %d (%s) has exited: nothing to sample", pid, comm);
 		else
-			error("cannot read /proc/%d/maps: %s", pid, strerror(errno));
+			error("cannot read /proc/%d/maps: %s", s->tid, strerror(errno));
 		goto out_free;
 	}
 	s->raw = s->maps;
-	s->sym = symbolizer__new(pid, s->maps);
-	s->unw = unwinder__new(pid, s->maps);
+	s->sym = symbolizer__new(s->tid, s->maps);
+	s->unw = unwinder__new(s->tid, s->maps);
 	s->ucache = unwind_cache__new();
 	if (!s->sym || !s->unw) {
 		error("cannot set up unwinding for %d: %s", pid, strerror(errno));
@@ -97,6 +108,18 @@ void stacks_session__delete(struct stacks_session *s)
 		proc_maps__delete(s->raw);
 	proc_maps__delete(s->maps);
 	free(s);
+}
+
+int stacks_session__exit_status(const struct stacks_session *s, unsigned long shown)
+{
+	if (errno != ESRCH)
+		return 1;
+	if (!shown)
+		return error("process %d (%s) exited before it could be sampled", s->pid, s->comm),
+		       1;
+	notice("process %d (%s) exited after %lu sample%s", s->pid, s->comm, shown,
+	       shown == 1 ? "" : "s");
+	return 0;
 }
 
 const char *stacks_session__mode(const struct stacks_session *s)
@@ -136,7 +159,7 @@ static void refresh_maps(struct stacks_session *s, bool keep_stale)
 		}
 		return;
 	}
-	cur = proc_maps__read(s->pid);
+	cur = proc_maps__read(s->tid);
 	if (!cur)
 		return;
 	if (keep_stale)
@@ -182,7 +205,7 @@ static unsigned int kframes_from_text(char *text, struct frame *out, unsigned in
 
 static void symbolize_thread(struct stacks_session *s, struct thread_sample *t)
 {
-	unsigned int i, n = 0, cap = t->nr_ips + SNAP_MAX_KFRAMES;
+	unsigned int i, n = 0, cap = t->nr_ips + SNAP_MAX_KFRAMES + 1;
 	struct sym_result r;
 
 	t->frames = xcalloc(cap, sizeof(*t->frames));
@@ -204,12 +227,16 @@ static void symbolize_thread(struct stacks_session *s, struct thread_sample *t)
 			r.offset++;
 		t->frames[n] = (struct frame){t->ips[i], r.symbol, r.module, r.offset, false};
 	}
+	/* The unwind stopped short of the outermost frame: every format shows it. */
+	if (t->flags & THREAD_TRUNCATED)
+		t->frames[n++] = (struct frame){0, FRAME_TRUNCATED, NULL, 0, false};
 	t->nr_frames = n;
 }
 
 struct snapshot *stacks_session__sample(struct stacks_session *s)
 {
 	struct snapshot *snap = snapshot__new(s->pid);
+	struct unwind_reads reads = {0};
 	size_t i;
 	int err;
 
@@ -219,9 +246,9 @@ struct snapshot *stacks_session__sample(struct stacks_session *s)
 	else
 		err = ptrace__capture(s->pid, &s->opts, snap);
 	if (err || !snap->nr_threads) {
-		if (!err)
-			error("process %d has no threads left to sample (it exited)", s->pid);
+		/* The process exited: the command says so, knowing what it has shown. */
 		snapshot__delete(snap);
+		errno = err && err != -ESRCH ? -err : ESRCH;
 		return NULL;
 	}
 	memcpy(snap->comm, snap->threads[0].tid == s->pid ? snap->threads[0].name : s->comm,
@@ -235,12 +262,22 @@ struct snapshot *stacks_session__sample(struct stacks_session *s)
 	memcpy(s->comm, snap->comm, sizeof(s->comm));
 	refresh_maps(s, true);
 	unwinder__new_sample(s->unw);
+	/* Any failed read may succeed next time: uncheckable. */
+	reads.copy_limit = UINT64_MAX;
 	for (i = 0; i < snap->nr_threads; i++) {
 		struct thread_sample *t = &snap->threads[i];
+		bool reusable = true;
 
-		if (!unwind_cache__lookup(s->ucache, t))
+		if (!unwind_cache__lookup(s->ucache, t)) {
+			/* The cache compares registers and the stack copy: an unwind that read
+			 * live memory beyond the copy, or failed to, is not kept. */
+			unwinder__note_reads(s->unw, &reads);
 			unwinder__unwind(s->unw, t);
-		unwind_cache__store(s->ucache, t);
+			unwinder__note_reads(s->unw, NULL);
+			reusable = !reads.uncheckable;
+		}
+		if (reusable)
+			unwind_cache__store(s->ucache, t);
 		if (!s->opts.no_symbols)
 			symbolize_thread(s, t);
 	}

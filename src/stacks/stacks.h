@@ -40,9 +40,14 @@ struct stacks_session;
 struct stacks_session *stacks_session__new(pid_t pid, const struct stacks_opts *opts);
 void stacks_session__delete(struct stacks_session *s);
 /* Takes one sample: capture, unwind, symbolize. Returns a snapshot owned by the caller
- * (snapshot__delete), or NULL after printing an error (e.g. the process exited).
+ * (snapshot__delete), or NULL: with errno ESRCH when the process exited (nothing
+ * printed: see stacks_session__exit_status), else after printing an error.
  * Caches are kept across calls and invalidated when the target's maps change. */
 struct snapshot *stacks_session__sample(struct stacks_session *s);
+/* After stacks_session__sample returned NULL: the exit status of a command that has shown
+ * `shown` samples. A process that exited after at least one sample ends the command
+ * normally (0, with a notice); before any, or any other failure, is 1 (message printed). */
+int stacks_session__exit_status(const struct stacks_session *s, unsigned long shown);
 /* The mode actually used ("ptrace" or "nostop"), after auto-selection. */
 const char *stacks_session__mode(const struct stacks_session *s);
 

@@ -54,6 +54,11 @@ void stacks_tree__delete(struct stacks_tree *t)
 	free(t);
 }
 
+int stacks_tree__exit_status(const struct stacks_tree *t, unsigned long shown)
+{
+	return stacks_session__exit_status(t->p[0].s, shown);
+}
+
 const char *stacks_tree__mode(const struct stacks_tree *t)
 {
 	return stacks_session__mode(t->p[0].s);

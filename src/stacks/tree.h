@@ -20,9 +20,12 @@ struct stacks_tree *stacks_tree__new(pid_t pid, const struct stacks_opts *opts, 
 void stacks_tree__delete(struct stacks_tree *t);
 /* One sample of every process of the tree, merged (snap->pid is the root's, each thread
  * has its own process's pid): the descendants are listed again first, so new children
- * join and exited ones leave. NULL after an error message when the root cannot be
- * sampled. The frames' strings stay valid until the next call but one. */
+ * join and exited ones leave. NULL when the root cannot be sampled, as
+ * stacks_session__sample says. The frames' strings stay valid until the next call but one. */
 struct snapshot *stacks_tree__sample(struct stacks_tree *t);
+/* After stacks_tree__sample returned NULL: the exit status, as stacks_session__exit_status
+ * gives it for the root. */
+int stacks_tree__exit_status(const struct stacks_tree *t, unsigned long shown);
 /* The mode used ("ptrace" or "nostop"). */
 const char *stacks_tree__mode(const struct stacks_tree *t);
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "symbol/elf_image.h"
+#include "util/safefile.h"
 
 static void libelf_init(void)
 {
@@ -42,14 +43,13 @@ int elf_image__open(struct elf_image *img, const char *path, struct stat *st)
 	int fd, err;
 
 	memset(img, 0, sizeof(*img));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* The path comes from a target's maps or from a trace: it may name a FIFO. */
+	fd = safefile__open_read(path, &sb);
+	if (fd == -EINVAL || fd == -EISDIR)
+		return -ENOEXEC;
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &sb) < 0) {
-		err = -errno;
-		goto out_close;
-	}
-	if (!S_ISREG(sb.st_mode) || sb.st_size < EI_NIDENT) {
+		return fd;
+	if (sb.st_size < EI_NIDENT) {
 		err = -ENOEXEC;
 		goto out_close;
 	}

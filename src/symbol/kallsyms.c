@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "symbol/symbolizer.h"
+#include "util/safefile.h"
 #include "util/util.h"
 
 /* kallsyms has no sizes: a symbol runs to the next one, except the last one of the kernel
@@ -240,9 +241,11 @@ struct ksyms *ksyms__load(void)
 	char *buf;
 	int fd, err = 0;
 
-	fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	fd = safefile__open_read("/proc/kallsyms", NULL);
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
+	}
 	/* Zero-filled, so the text is NUL-terminated wherever reading stops. */
 	buf = mmap(NULL, KALLSYMS_RESERVE, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

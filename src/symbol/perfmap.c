@@ -9,6 +9,7 @@
 
 #include "symbol/demangle.h"
 #include "symbol/perfmap.h"
+#include "util/safefile.h"
 #include "util/util.h"
 
 /* How many entries below a miss to check for an older, larger one covering the address. */
@@ -137,10 +138,13 @@ struct perfmap *perfmap__load(const char *path)
 	size_t cap = 65536, len = 0;
 	char *buf;
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+	/* The target's own file in /tmp: it may have made it a FIFO. */
+	int fd = safefile__open_read(path, NULL), err;
 
-	if (fd < 0)
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
+	}
 	buf = xmalloc(cap);
 	for (;;) {
 		if (cap - len < 4096) {

@@ -3,17 +3,20 @@
  * and its strings are interned here, so they stay valid when maps are swapped or the
  * objects behind them are dropped. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "proc/maps.h"
 #include "symbol/dso.h"
 #include "symbol/perfmap.h"
 #include "symbol/proc_root.h"
 #include "symbol/symbolizer.h"
+#include "util/escape.h"
 #include "util/strpool.h"
 #include "util/util.h"
 
@@ -40,6 +43,11 @@ struct symbolizer {
 	/* Maps whose object could not be opened, so it is not retried for every address. */
 	struct addr_range *bad;
 	size_t nr_bad, cap_bad;
+
+	/* The executable under the name the process runs under, when that is a symlink to
+	 * it (redis-server -> redis-check-rdb): frames of the executable show that name. */
+	char *exe_path, *exe_alias;
+	bool exe_tried;
 
 	struct perfmap *perfmap;
 	char *perfmap_path;	/* the file perfmap was read from */
@@ -137,6 +145,8 @@ void symbolizer__delete(struct symbolizer *s)
 		return;
 	cache_clear(s);
 	strpool__delete(s->pool);
+	free(s->exe_path);
+	free(s->exe_alias);
 	perfmap__delete(s->perfmap);
 	free(s->perfmap_path);
 	free(s);
@@ -183,6 +193,78 @@ static pid_t ns_pid(pid_t pid)
 		p = end;
 	}
 	return v > 0 ? (pid_t)v : pid;
+}
+
+/* Whether path (as the process sees it) is a symlink to the executable, whose identity is
+ * exe_st. Only stat()ed, never opened. */
+static bool links_to_exe(pid_t pid, const char *path, const struct stat *exe_st)
+{
+	char root[64], full[PATH_MAX + 64];
+	struct stat st;
+
+	proc_root__prefix(pid, root, sizeof(root));
+	if (snprintf(full, sizeof(full), "%s%s", root, path) >= (int)sizeof(full))
+		return false;
+	if (lstat(full, &st) < 0 || !S_ISLNK(st.st_mode) || stat(full, &st) < 0)
+		return false;
+	return st.st_dev == exe_st->st_dev && st.st_ino == exe_st->st_ino;
+}
+
+/* The kernel maps a program started through a symlink under the link's target: redis-server
+ * is a link to redis-check-rdb, and every frame of redis would be named after the latter.
+ * The name it was started under is the main thread's comm (set from the path given to
+ * execve) or argv[0]; either is taken when it is a symlink, in the executable's directory
+ * or where argv[0] says, to the very same file. */
+static void exe_alias_find(struct symbolizer *s)
+{
+	char path[64], exe[PATH_MAX], cand[2][256], alias[PATH_MAX];
+	const char *base, *name;
+	struct stat exe_st;
+	ssize_t n;
+	int i;
+
+	s->exe_tried = true;
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)s->pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n <= 0 || stat(path, &exe_st) < 0)
+		return;
+	exe[n] = '\0';
+	base = strrchr(exe, '/');
+	if (!base)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)s->pid);
+	if (read_file(path, cand[0], sizeof(cand[0])) < 0)
+		cand[0][0] = '\0';
+	cand[0][strcspn(cand[0], "\n")] = '\0';
+	/* argv[0], up to a space: a process title (redis-server 127.0.0.1:6379) overwrites it */
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)s->pid);
+	if (read_file(path, cand[1], sizeof(cand[1])) < 0)
+		cand[1][0] = '\0';
+	cand[1][strcspn(cand[1], " ")] = '\0';
+	for (i = 0; i < 2; i++) {
+		name = strrchr(cand[i], '/') ? strrchr(cand[i], '/') + 1 : cand[i];
+		if (!*name || !strcmp(name, base + 1) || !strcmp(name, ".") || !strcmp(name, ".."))
+			continue;
+		if (cand[i][0] == '/')
+			snprintf(alias, sizeof(alias), "%s", cand[i]);
+		else
+			snprintf(alias, sizeof(alias), "%.*s/%s", (int)(base - exe), exe, name);
+		if (links_to_exe(s->pid, alias, &exe_st)) {
+			s->exe_path = xstrdup(exe);
+			s->exe_alias = xstrdup(alias);
+			return;
+		}
+	}
+}
+
+/* The module name of an object's frames: its path, or the executable's alias. */
+static const char *module_name(struct symbolizer *s, const char *path)
+{
+	if (s->pid > 0 && !s->exe_tried)
+		exe_alias_find(s);
+	if (s->exe_alias && !strcmp(path, s->exe_path))
+		return s->exe_alias;
+	return path;
 }
 
 /* (Re)reads the JIT map when it appeared or grew since last time. */
@@ -241,6 +323,21 @@ static const char *map_name(const struct map_entry *m)
 	return m->path;
 }
 
+/* Every name handed out comes from the target (its binaries' symbols, the paths it maps,
+ * its JIT's map): escaped once here, so that no output can be driven by it. */
+static const char *intern_name(struct symbolizer *s, const char *name)
+{
+	const char *r;
+	char *esc;
+
+	if (name_is_safe(name, strlen(name)))
+		return strpool__intern(s->pool, name);
+	esc = name_escape_dup(name);
+	r = strpool__intern(s->pool, esc);
+	free(esc);
+	return r;
+}
+
 static void resolve_user(struct symbolizer *s, uint64_t addr, struct sym_result *out)
 {
 	struct map_entry *m = s->maps ? proc_maps__find(s->maps, addr) : NULL;
@@ -263,9 +360,9 @@ static void resolve_user(struct symbolizer *s, uint64_t addr, struct sym_result 
 	if (dso) {
 		uint64_t vaddr = addr - (uint64_t)dso__load_bias(dso, m);
 
-		out->module = strpool__intern(s->pool, dso__path(dso));
+		out->module = intern_name(s, module_name(s, dso__path(dso)));
 		if (dso__symbolize(dso, vaddr, &name, &off) == 0) {
-			out->symbol = strpool__intern(s->pool, name);
+			out->symbol = intern_name(s, name);
 			out->offset = off;
 		} else {
 			out->offset = vaddr;
@@ -274,13 +371,13 @@ static void resolve_user(struct symbolizer *s, uint64_t addr, struct sym_result 
 	}
 	/* Generated code: anonymous, a named anonymous region, or a memfd that is not ELF. */
 	if (m && (m->prot & PROT_EXEC) && (name = perfmap_lookup(s, addr, &off))) {
-		out->symbol = strpool__intern(s->pool, name);
+		out->symbol = intern_name(s, name);
 		out->module = "[jit]";
 		out->offset = off;
 		return;
 	}
 	if (m && map_name(m)) {
-		out->module = strpool__intern(s->pool, map_name(m));
+		out->module = intern_name(s, map_name(m));
 		out->offset = addr - m->start + m->pgoff;
 		return;
 	}

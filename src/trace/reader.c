@@ -1,6 +1,8 @@
-/* Trace file reader: maps the file, checks every section header (a corrupt one is reported
- * with its offset), accepts a truncated tail, and indexes events (sorted by time), stacks,
- * thread names, maps and fd descriptions for the reports. */
+/* Trace file reader: maps the file, checks every section (version 2: the CRC-32 of its
+ * header and of its payload; a damaged one is listed with its type and offset and skipped,
+ * the reader finding the next header by its own checksum), accepts a truncated tail, and
+ * indexes events (sorted by time), stacks, thread names, maps and fd descriptions for the
+ * reports. Version 1 files (no checksums) are read as well as their parsers can tell. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -12,15 +14,19 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 #include <zstd.h>
 
 #include "trace/trace.h"
 #include "trace/u64map.h"
+#include "util/escape.h"
+#include "util/safefile.h"
 #include "util/util.h"
 
 _Static_assert(sizeof(struct rec) == REC_SIZE, "trace records are 64 bytes");
 _Static_assert(sizeof(struct trace_file_header) == 256, "the trace header is 256 bytes");
-_Static_assert(sizeof(struct trace_section) == 16, "section headers are 16 bytes");
+_Static_assert(sizeof(struct trace_section) == 24, "section headers are 24 bytes");
+_Static_assert(sizeof(struct rec_switch) == sizeof(struct rec_switch_v1), "switch records");
 
 #define MAX_CPUS	 8192
 #define MAX_STACK_FRAMES 1024
@@ -33,7 +39,16 @@ struct run {
 	size_t n;
 };
 
+/* A process's title as the recording first saw it (SEC_TITLE). */
+struct title {
+	uint32_t pid;
+	const char *text; /* in the file, not NUL-terminated */
+	uint32_t len;
+};
+
 struct priv {
+	struct title *titles;
+	size_t nr_titles, cap_titles;
 	struct u64map stack_idx, thread_idx;
 	void *map;
 	size_t map_len;
@@ -42,8 +57,10 @@ struct priv {
 	size_t cap_stacks, cap_maps, cap_fds, cap_threads;
 	uint32_t cache_tid[256]; /* direct-mapped cache in front of thread_idx */
 	uint32_t cache_idx[256]; /* index + 1; 0: empty */
-	void **owned;		 /* decompressed sections */
+	void **owned;		 /* decompressed sections, converted version 1 events */
 	size_t nr_owned, cap_owned;
+	size_t cap_secs, cap_damage;
+	uint64_t items; /* things read so far (events, stack entries...), per section */
 };
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -130,10 +147,12 @@ static int parse_stacks(struct trace *t, const char *p, size_t size, uint64_t of
 			s = &t->stacks[t->nr_stacks++];
 			s->id = id;
 			s->nr = head[0];
-			s->user = head[1] != 0;
+			s->user = head[1] & TRACE_STACK_USER;
+			s->truncated = head[1] & TRACE_STACK_TRUNCATED;
 			s->ips = (const uint64_t *)(p + pos + 16);
 		}
 		pos += 16 + (size_t)head[0] * 8;
+		pr->items++;
 	}
 	return 0;
 }
@@ -163,8 +182,44 @@ static int parse_fds(struct trace *t, const char *p, size_t size, uint64_t off, 
 		f->desc = p + pos + sizeof(h);
 		f->len = h.len;
 		pos += sizeof(h) + ((h.len + 7) & ~7u);
+		pr->items++;
 	}
 	return 0;
+}
+
+static void own(struct priv *pr, void *mem)
+{
+	xgrow((void **)&pr->owned, &pr->cap_owned, pr->nr_owned + 1, sizeof(*pr->owned));
+	pr->owned[pr->nr_owned++] = mem;
+}
+
+/* Version 1 switch records had a 32-bit syscall, flags and priority and no runtime: the
+ * section is copied with them in today's layout (runtime_ns 0: not recorded). */
+static const char *events_v1(struct priv *pr, const char *p, size_t size)
+{
+	struct rec *out = xmalloc(size ? size : 1);
+	size_t i;
+
+	memcpy(out, p, size);
+	for (i = 0; i < size / REC_SIZE; i++) {
+		struct rec_switch_v1 o;
+		struct rec_switch *n = &out[i].sw;
+
+		if (out[i].h.type != REC_SWITCH)
+			continue;
+		memcpy(&o, p + i * REC_SIZE + sizeof(struct rec_hdr), sizeof(o));
+		memset(n, 0, sizeof(*n));
+		n->next_tid = o.next_tid;
+		n->next_pid = o.next_pid;
+		n->syscall = o.syscall >= -1 && o.syscall <= INT16_MAX ? o.syscall : -1;
+		n->flags = o.flags;
+		n->prev_prio = o.prev_prio >= 0 && o.prev_prio <= UINT8_MAX ? o.prev_prio : 0;
+		n->fd = o.fd;
+		n->kstack = o.kstack;
+		n->ustack = o.ustack;
+	}
+	own(pr, out);
+	return (const char *)out;
 }
 
 static int parse_section(struct trace *t, uint16_t type, const char *p, size_t size, uint64_t off,
@@ -179,10 +234,13 @@ static int parse_section(struct trace *t, uint16_t type, const char *p, size_t s
 				err, errlen,
 				"event section of %zu bytes (not whole records) at offset %" PRIu64,
 				size, off);
+		if (t->hdr.version == 1)
+			p = events_v1(pr, p, size);
 		xgrow((void **)&pr->runs, &pr->cap_runs, pr->nr_runs + 1, sizeof(*pr->runs));
 		pr->runs[pr->nr_runs].r = (const struct rec *)p;
 		pr->runs[pr->nr_runs++].n = size / REC_SIZE;
 		t->nr_ev += size / REC_SIZE;
+		pr->items += size / REC_SIZE;
 		return 0;
 	case SEC_STACKS:
 		return parse_stacks(t, p, size, off, err, errlen);
@@ -212,6 +270,7 @@ static int parse_section(struct trace *t, uint16_t type, const char *p, size_t s
 		m->len = h.maps_len;
 		m->build_ids = m->text + h.maps_len;
 		m->build_ids_len = h.build_ids_len;
+		pr->items++;
 		return 0;
 	}
 	case SEC_NAMES: {
@@ -227,10 +286,26 @@ static int parse_section(struct trace *t, uint16_t type, const char *p, size_t s
 			if (!th->comm[0])
 				set_comm(th, n[i].comm);
 		}
+		pr->items += i;
 		return 0;
 	}
 	case SEC_FDS:
 		return parse_fds(t, p, size, off, err, errlen);
+	case SEC_TITLE: {
+		uint32_t h[4]; /* u64 ts, u32 pid, u32 len */
+
+		memcpy(h, p, size < sizeof(h) ? 0 : sizeof(h));
+		if (size < sizeof(h) || h[3] > size - sizeof(h))
+			return fail(err, errlen, "title section with a bad length at offset %" PRIu64,
+				    off);
+		xgrow((void **)&pr->titles, &pr->cap_titles, pr->nr_titles + 1,
+		      sizeof(*pr->titles));
+		pr->titles[pr->nr_titles].pid = h[2];
+		pr->titles[pr->nr_titles].text = p + sizeof(h);
+		pr->titles[pr->nr_titles++].len = h[3];
+		pr->items++;
+		return 0;
+	}
 	case SEC_LOST: {
 		uint32_t h[2];
 		size_t i, r;
@@ -381,15 +456,14 @@ static int parse_compressed(struct trace *t, const struct trace_section *s, cons
 	void *out;
 
 	if (n == ZSTD_CONTENTSIZE_UNKNOWN || n == ZSTD_CONTENTSIZE_ERROR || n > MAX_UNCOMPRESSED)
-		return fail(err, errlen, "corrupt compressed section at offset %" PRIu64, off);
+		return fail(err, errlen, "corrupt zstd frame");
 	out = xmalloc(n ? n : 1);
 	got = ZSTD_decompress(out, n, p, s->size);
 	if (ZSTD_isError(got) || got != n) {
 		free(out);
-		return fail(err, errlen, "corrupt compressed section at offset %" PRIu64, off);
+		return fail(err, errlen, "corrupt zstd frame");
 	}
-	xgrow((void **)&pr->owned, &pr->cap_owned, pr->nr_owned + 1, sizeof(*pr->owned));
-	pr->owned[pr->nr_owned++] = out;
+	own(pr, out);
 	return parse_section(t, s->type, out, n, off, err, errlen);
 }
 
@@ -404,24 +478,159 @@ static int cmp_fd(const void *a, const void *b)
 	return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
-static int parse(struct trace *t, const char *buf, size_t len, char *err, size_t errlen)
+bool trace_section__intact(const struct trace_section *s)
 {
-	uint64_t off;
-	int ret;
+	return s->magic == TRACE_SECTION_MAGIC &&
+	       s->header_crc ==
+		       crc32(0, (const Bytef *)s, offsetof(struct trace_section, payload_crc));
+}
 
+static const char *section_name(uint16_t type)
+{
+	static const char *const names[] = {
+		[SEC_EVENTS] = "events", [SEC_STACKS] = "stacks", [SEC_KALLSYMS] = "kallsyms",
+		[SEC_MAPS] = "maps",	 [SEC_NAMES] = "names",	  [SEC_FDS] = "fds",
+		[SEC_LOST] = "lost",	 [SEC_END] = "end",	  [SEC_INFO] = "info",
+		[SEC_TITLE] = "title",
+	};
+
+	return type < ARRAY_SIZE(names) && names[type] ? names[type] : "unknown";
+}
+
+/* What the reports miss when a section of this type is skipped. */
+static const char *section_cost(uint16_t type)
+{
+	switch (type) {
+	case SEC_EVENTS:
+		return "its events are missing from every report";
+	case SEC_STACKS:
+		return "the episodes and samples whose stacks it held show no frames";
+	case SEC_KALLSYMS:
+		return "kernel frames will show as addresses";
+	case SEC_MAPS:
+		return "user frames of its process may show as [unknown]";
+	case SEC_NAMES:
+		return "some threads may have no name";
+	case SEC_FDS:
+		return "some fds will not be described";
+	case SEC_LOST:
+		return "the count of lost events may be too low";
+	case SEC_END:
+		return "the recording's end is taken from its last event";
+	case SEC_INFO:
+		return "the recording's command line and options are unknown";
+	case SEC_TITLE:
+		return "a process will be shown by its name instead of its command line";
+	default:
+		return "nothing a report uses";
+	}
+}
+
+static struct trace_section_info *add_sec(struct trace *t, uint64_t off, uint64_t len,
+					  uint16_t type)
+{
+	struct priv *pr = t->priv;
+	struct trace_section_info *si;
+
+	xgrow((void **)&t->secs, &pr->cap_secs, t->nr_secs + 1, sizeof(*t->secs));
+	si = &t->secs[t->nr_secs++];
+	memset(si, 0, sizeof(*si));
+	si->off = off;
+	si->len = len;
+	si->type = type;
+	return si;
+}
+
+static void damaged(struct trace *t, uint64_t off, uint16_t type, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void damaged(struct trace *t, uint64_t off, uint16_t type, const char *fmt, ...)
+{
+	struct priv *pr = t->priv;
+	struct trace_damage *d;
+	va_list ap;
+
+	xgrow((void **)&t->damage, &pr->cap_damage, t->nr_damage + 1, sizeof(*t->damage));
+	d = &t->damage[t->nr_damage++];
+	d->off = off;
+	d->type = type;
+	va_start(ap, fmt);
+	vsnprintf(d->line, sizeof(d->line), fmt, ap);
+	va_end(ap);
+}
+
+/* Whether a section header looks whole: version 2 checks its own CRC; version 1 has only
+ * the magic and a type to go by. */
+static bool header_intact(const struct trace *t, const char *p)
+{
+	struct trace_section s;
+
+	if (t->hdr.version == 1) {
+		memcpy(&s, p, TRACE_SECTION_V1_SIZE);
+		return s.magic == TRACE_SECTION_MAGIC && s.type >= SEC_EVENTS && s.type <= SEC_INFO;
+	}
+	memcpy(&s, p, sizeof(s));
+	return trace_section__intact(&s);
+}
+
+/* The next intact section header at or after from (headers are 8-byte aligned), or len. */
+static uint64_t resync(const struct trace *t, const char *buf, size_t len, uint64_t from, size_t hs)
+{
+	uint64_t off = (from + 7) & ~7ull;
+
+	for (; off < len && len - off >= hs; off += 8)
+		if (header_intact(t, buf + off))
+			return off;
+	return len;
+}
+
+/* A damaged section header at off: nothing in it can be trusted, its length least of all.
+ * The reader goes on at the next header that is intact. */
+static uint64_t skip_header(struct trace *t, const char *buf, size_t len, uint64_t off, size_t hs,
+			    const char *why)
+{
+	uint64_t next = resync(t, buf, len, off + 8, hs);
+
+	add_sec(t, off, next - off, 0)->damaged = true;
+	if (next < len)
+		damaged(t, off, 0,
+			"section header at offset %" PRIu64 " is damaged (%s): skipped %" PRIu64
+			" bytes to the next section, at offset %" PRIu64
+			"; whatever that section held is missing",
+			off, why, next - off, next);
+	else
+		damaged(t, off, 0,
+			"section header at offset %" PRIu64 " is damaged (%s): no intact section "
+			"after it; the last %" PRIu64 " bytes are not read",
+			off, why, next - off);
+	return next;
+}
+
+static int read_header(struct trace *t, const char *buf, size_t len, char *err, size_t errlen)
+{
 	if (len < sizeof(t->hdr))
 		return fail(err, errlen, "not a srvscope trace file: only %zu bytes", len);
 	memcpy(&t->hdr, buf, sizeof(t->hdr));
 	if (memcmp(t->hdr.magic, TRACE_MAGIC, 8))
 		return fail(err, errlen, "not a srvscope trace file: bad magic at offset 0");
-	if (t->hdr.version != TRACE_VERSION)
-		return fail(
-			err, errlen,
-			"trace file version %u is not supported (this srvscope reads version %d)",
-			t->hdr.version, TRACE_VERSION);
+	if (t->hdr.version != 1 && t->hdr.version != TRACE_VERSION)
+		return fail(err, errlen,
+			    "trace file version %u is not supported (this srvscope reads versions "
+			    "1 to %d)",
+			    t->hdr.version, TRACE_VERSION);
+	if (t->hdr.version >= 2 &&
+	    t->hdr.header_crc !=
+		    crc32(0, (const Bytef *)buf, offsetof(struct trace_file_header, header_crc))) {
+		/* Every writer has written these two: the sections can still be read. */
+		t->hdr.header_size = sizeof(t->hdr);
+		t->hdr.record_size = REC_SIZE;
+		damaged(t, 0, 0,
+			"file header is damaged (checksum mismatch): read anyway; the recording's "
+			"start time, host and options shown may be wrong");
+	}
 	if (t->hdr.header_size < sizeof(t->hdr) || t->hdr.header_size % 8 ||
 	    t->hdr.header_size > len)
-		return fail(err, errlen, "corrupt header: header size %u at offset 8",
+		return fail(err, errlen, "corrupt header: header size %u at offset 12",
 			    t->hdr.header_size);
 	if (t->hdr.record_size != REC_SIZE)
 		return fail(err, errlen, "corrupt header: record size %u at offset 16",
@@ -429,38 +638,95 @@ static int parse(struct trace *t, const char *buf, size_t len, char *err, size_t
 	t->hdr.host[sizeof(t->hdr.host) - 1] = '\0';
 	t->hdr.kernel[sizeof(t->hdr.kernel) - 1] = '\0';
 	t->hdr.machine[sizeof(t->hdr.machine) - 1] = '\0';
+	return 0;
+}
 
+/* Reads the payload of one section whose header is intact; a damaged payload is listed
+ * and skipped. */
+static void read_section(struct trace *t, const struct trace_section *s, const char *p,
+			 uint64_t off, size_t hs)
+{
+	struct priv *pr = t->priv;
+	struct trace_section_info *si = add_sec(t, off, hs + ((s->size + 7) & ~7ull), s->type);
+	uint64_t items = pr->items;
+	char why[160];
+	int ret;
+
+	if (t->hdr.version >= 2 && s->payload_crc != crc32(0, (const Bytef *)p, s->size)) {
+		si->damaged = true;
+		if (s->type == SEC_EVENTS && !(s->flags & SECF_ZSTD))
+			damaged(t, off, s->type,
+				"events section at offset %" PRIu64
+				" is damaged (checksum mismatch): "
+				"skipped; its %" PRIu64 " events are missing from every report",
+				off, s->size / REC_SIZE);
+		else
+			damaged(t, off, s->type,
+				"%s section at offset %" PRIu64
+				" is damaged (checksum mismatch): skipped; %s",
+				section_name(s->type), off, section_cost(s->type));
+		return;
+	}
+	if (s->flags & SECF_ZSTD)
+		ret = parse_compressed(t, s, p, off, why, sizeof(why));
+	else
+		ret = parse_section(t, s->type, p, s->size, off, why, sizeof(why));
+	si->items = pr->items - items;
+	if (ret) {
+		si->damaged = true;
+		damaged(t, off, s->type, "%s section at offset %" PRIu64 " is damaged (%s): %s; %s",
+			section_name(s->type), off, why, si->items ? "read up to there" : "skipped",
+			section_cost(s->type));
+	}
+}
+
+static int parse(struct trace *t, const char *buf, size_t len, char *err, size_t errlen)
+{
+	uint64_t off;
+	size_t hs;
+	int ret = read_header(t, buf, len, err, errlen);
+
+	if (ret)
+		return ret;
+	hs = t->hdr.version == 1 ? TRACE_SECTION_V1_SIZE : sizeof(struct trace_section);
 	off = t->hdr.header_size;
 	while (off < len) {
-		struct trace_section s;
+		struct trace_section s = {0};
 		uint64_t avail = len - off;
 
-		if (avail < sizeof(s)) {
+		if (avail < hs) {
 			t->truncated = true;
 			t->truncated_at = off;
 			break;
 		}
-		memcpy(&s, buf + off, sizeof(s));
-		if (s.magic != TRACE_SECTION_MAGIC)
-			return fail(err, errlen, "corrupt section header at offset %" PRIu64, off);
-		avail -= sizeof(s);
+		memcpy(&s, buf + off, hs);
+		if (!header_intact(t, buf + off)) {
+			off = skip_header(t, buf, len, off, hs,
+					  s.magic != TRACE_SECTION_MAGIC ? "bad magic"
+									 : "checksum mismatch");
+			continue;
+		}
+		avail -= hs;
+		if (s.size > avail && s.size > TRACE_SECTION_MAX) {
+			char why[96];
+
+			snprintf(why, sizeof(why),
+				 "a length of %" PRIu64 " bytes, beyond the end of the file",
+				 s.size);
+			off = skip_header(t, buf, len, off, hs, why);
+			continue;
+		}
 		if (s.size > avail) {
 			/* Cut off mid-write: keep the whole events that made it. */
 			t->truncated = true;
 			t->truncated_at = off;
-			if (s.type == SEC_EVENTS && avail >= REC_SIZE)
-				parse_section(t, SEC_EVENTS, buf + off + sizeof(s),
+			if (s.type == SEC_EVENTS && avail >= REC_SIZE && !(s.flags & SECF_ZSTD))
+				parse_section(t, SEC_EVENTS, buf + off + hs,
 					      avail - avail % REC_SIZE, off, err, errlen);
 			break;
 		}
-		if (s.flags & SECF_ZSTD)
-			ret = parse_compressed(t, &s, buf + off + sizeof(s), off, err, errlen);
-		else
-			ret = parse_section(t, s.type, buf + off + sizeof(s), s.size, off, err,
-					    errlen);
-		if (ret)
-			return ret;
-		off += sizeof(s) + s.size;
+		read_section(t, &s, buf + off + hs, off, hs);
+		off += hs + s.size;
 		if (off & 7) {
 			if (len - off < 8 - (off & 7)) {
 				off = len;
@@ -493,19 +759,15 @@ struct trace *trace__open(const char *path, char *err, size_t errlen)
 	struct trace *t;
 	struct stat st;
 	void *map;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = safefile__open_read(path, &st);
 
 	if (fd < 0) {
-		int e = errno;
-
-		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(e));
-		errno = e;
-		return NULL;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "'%s' is not a regular file", path);
-		close(fd);
-		errno = EINVAL;
+		if (fd == -EINVAL || fd == -EISDIR)
+			snprintf(err, errlen, "'%s' is %s, not a trace file", path,
+				 safefile__kind(st.st_mode));
+		else
+			snprintf(err, errlen, "cannot open '%s': %s", path, strerror(-fd));
+		errno = -fd;
 		return NULL;
 	}
 	if (st.st_size < (off_t)sizeof(struct trace_file_header)) {
@@ -549,6 +811,8 @@ struct trace *trace__open_report(const char *path)
 		error("%s", err);
 		return NULL;
 	}
+	for (size_t i = 0; i < t->nr_damage; i++)
+		warning("'%s': %s", path, t->damage[i].line);
 	if (t->truncated)
 		warning("'%s' ends in the middle of a section at offset %" PRIu64
 			" (the recording was killed?): reading what precedes it",
@@ -573,6 +837,7 @@ void trace__close(struct trace *t)
 		u64map__free(&p->stack_idx);
 		u64map__free(&p->thread_idx);
 		free(p->runs);
+		free(p->titles);
 		while (p->nr_owned)
 			free(p->owned[--p->nr_owned]);
 		free(p->owned);
@@ -586,6 +851,8 @@ void trace__close(struct trace *t)
 	free(t->maps);
 	free(t->fds);
 	free(t->lost);
+	free(t->secs);
+	free(t->damage);
 	free(t);
 }
 
@@ -645,7 +912,8 @@ const char *trace__fd_desc(const struct trace *t, uint32_t pid, int32_t fd, uint
 	}
 	if (best == SIZE_MAX)
 		return NULL;
-	snprintf(buf, sizeof(buf), "%.*s", (int)t->fds[best].len, t->fds[best].desc);
+	/* A path the target opened: its name is the target's choice. */
+	name_escape(buf, sizeof(buf), t->fds[best].desc, t->fds[best].len);
 	return buf;
 }
 
@@ -679,6 +947,21 @@ const struct trace_maps *trace__maps_after(const struct trace *t, uint32_t pid, 
 	return best;
 }
 
+/* The first title of the process: what the recording saw when it first met it. Escaped:
+ * a process writes what it likes in its command line. */
+const char *trace__title(const struct trace *t, uint32_t pid, char *buf, size_t size)
+{
+	const struct priv *pr = t->priv;
+	size_t i;
+
+	for (i = 0; i < pr->nr_titles && size; i++)
+		if (pr->titles[i].pid == pid) {
+			name_escape(buf, size, pr->titles[i].text, pr->titles[i].len);
+			return buf;
+		}
+	return NULL;
+}
+
 uint64_t trace__lost_events(const struct trace *t)
 {
 	return t->lost_by_reason[LOST_RINGBUF] + t->lost_by_reason[LOST_STACK_RINGBUF];
@@ -694,8 +977,9 @@ const char *trace_lost__format(const uint64_t *lost, uint32_t nr_cpus, char *buf
 	for (cpu = 0; cpu < nr_cpus; cpu++)
 		for (r = 0; r < LOST_REASONS; r++)
 			by_reason[r] += lost[cpu * LOST_REASONS + r];
-	n = snprintf(buf, size, "lost %" PRIu64 " events and %" PRIu64 " stacks",
-		     by_reason[LOST_RINGBUF], by_reason[LOST_STACK_RINGBUF]);
+	n = snprintf(buf, size, "lost %" PRIu64 " event%s and %" PRIu64 " stack%s",
+		     by_reason[LOST_RINGBUF], by_reason[LOST_RINGBUF] == 1 ? "" : "s",
+		     by_reason[LOST_STACK_RINGBUF], by_reason[LOST_STACK_RINGBUF] == 1 ? "" : "s");
 	if (!by_reason[LOST_RINGBUF] && !by_reason[LOST_STACK_RINGBUF])
 		return buf;
 	if (n < size)

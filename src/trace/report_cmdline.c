@@ -5,6 +5,7 @@
 
 #include "trace/report_cmdline.h"
 #include "trace/trace.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 void report_cmdline__init(struct report_cmdline *rc, const char *cmd, const char *usage,
@@ -72,7 +73,8 @@ static int take_option(struct report_cmdline *rc, int c, const char *arg)
 		return 1;
 	}
 	case '?':
-		fputs(rc->usage, stderr);
+	case ':':
+		option_error(rc->cmd, c, rc->argv);
 		return -1;
 	}
 	return 0;
@@ -81,9 +83,14 @@ static int take_option(struct report_cmdline *rc, int c, const char *arg)
 int report_cmdline__next(struct report_cmdline *rc, int argc, char **argv, const char *shortopts,
 			 const struct option *longopts)
 {
+	char opts[64];
 	int c, taken;
 
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+	/* A leading ':' so that getopt says nothing and tells a missing value (':') from an
+	 * unknown option ('?'): option_error() says either in one line. */
+	snprintf(opts, sizeof(opts), ":%s", shortopts);
+	rc->argv = argv;
+	while ((c = getopt_long(argc, argv, opts, longopts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(rc->usage, stdout);
 			rc->status = 0;
@@ -103,14 +110,13 @@ int report_cmdline__next(struct report_cmdline *rc, int argc, char **argv, const
 
 int report_cmdline__needs(const struct report_cmdline *rc, const char *what)
 {
-	error("%s needs %s", rc->cmd, what);
-	fputs(rc->usage, stderr);
-	return 2;
+	return usage_error(rc->cmd, "needs %s", what);
 }
 
 struct trace *report_cmdline__open(struct report_cmdline *rc, int argc, char **argv)
 {
 	struct trace *t;
+	size_t i;
 
 	if (rc->first != argc - 1) {
 		rc->status =
@@ -118,7 +124,13 @@ struct trace *report_cmdline__open(struct report_cmdline *rc, int argc, char **a
 		return NULL;
 	}
 	t = trace__open_report(argv[rc->first]);
-	if (!t)
+	if (!t) {
 		rc->status = 1;
+		return NULL;
+	}
+	/* Thread names are the recorded processes' to choose: escaped once, here, so that no
+	 * report prints a control byte or splits a folded line with them. */
+	for (i = 0; i < t->nr_threads; i++)
+		name_escape_inplace(t->threads[i].comm, sizeof(t->threads[i].comm));
 	return t;
 }

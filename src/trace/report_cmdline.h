@@ -22,7 +22,7 @@ struct trace;
 
 struct report_cmdline {
 	const char *cmd;	/* "sched": starts the "sched needs ..." errors */
-	const char *usage;	/* the usage text, for --help and after a usage error */
+	const char *usage;	/* the usage text, for --help */
 	const char *formats[4]; /* the values --format takes, the default first */
 	size_t nr_formats;
 	const char *format; /* the last other than the default that --format named, else it */
@@ -30,6 +30,7 @@ struct report_cmdline {
 	const char **comm;  /* where --comm goes */
 	int first;	    /* argv index of the first argument after the options */
 	int status;	    /* the exit status when a call here returns an error */
+	char **argv;	    /* what report_cmdline__next() parses, for its messages */
 };
 
 /* Before parsing: the default format and another (or NULL). The strings must outlive rc. */
@@ -43,21 +44,22 @@ void report_cmdline__filters(struct report_cmdline *rc, long *pid, long *tid, co
 
 /* getopt_long() over argv that takes the options above itself: --pid, --tid, --comm and
  * --format are stored, --help prints the usage to stdout, an unknown option or a
- * missing value (which getopt_long has reported) prints it to stderr. Returns the next
+ * missing value is said in one line (option_error()). shortopts must not start with ':'
+ * (one is added). Returns the next
  * option the command handles itself, as getopt_long() returns it (no longopts entry may set
  * a flag), 0 after the last option, or -1 when the command must return rc->status at once:
  * 0 after --help, 2 after a usage error. */
 int report_cmdline__next(struct report_cmdline *rc, int argc, char **argv, const char *shortopts,
 			 const struct option *longopts);
 
-/* Prints "srvscope: <cmd> needs <what>" and the usage to stderr. Returns 2, the exit status
- * of a usage error. */
+/* Prints "srvscope: <cmd>: needs <what> (see 'srvscope <cmd> --help')". Returns 2, the exit
+ * status of a usage error. */
 int report_cmdline__needs(const struct report_cmdline *rc, const char *what);
 
 /* After the options: checks that exactly one argument, the trace file, follows them, and
  * opens it with trace__open_report(), which warns about a truncated file and lost events.
- * Returns the trace, or NULL with rc->status set: 2 when the arguments are wrong (reported,
- * with the usage), 1 when the file cannot be read (reported). */
+ * Returns the trace, or NULL with rc->status set: 2 when the arguments are wrong (reported
+ * in one line), 1 when the file cannot be read (reported). */
 struct trace *report_cmdline__open(struct report_cmdline *rc, int argc, char **argv);
 
 #endif

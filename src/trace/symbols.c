@@ -13,6 +13,7 @@
 #include "trace/symbols.h"
 #include "trace/trace.h"
 #include "trace/u64map.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 struct snap {
@@ -94,11 +95,15 @@ static void check_build_ids(struct trace_symbols *s, const struct trace_maps *tm
 				if (now && strcmp(now, id)) {
 					u64map__slot(&s->warned, fnv1a_str(path, FNV1A_INIT),
 						     &created);
-					if (created)
+					if (created) {
+						char *shown = name_escape_dup(path);
+
 						warning("%s changed since the recording (build-id "
-							"%s, "
-							"recorded %s): its frames may be misnamed",
-							path, now, id);
+							"%s, recorded %s): its frames may be "
+							"misnamed",
+							shown, now, id);
+						free(shown);
+					}
 				}
 				dso__put(d);
 				break;
@@ -232,6 +237,15 @@ const char *trace_symbols__kernel(struct trace_symbols *s, uint64_t addr)
 	if (!name) {
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
 		name = buf;
+	}
+	/* The names come from the file, which anyone may have written: escaped like the
+	 * target's own names (the user-space ones are, by the symbolizer). */
+	if (!name_is_safe(name, strlen(name))) {
+		char *shown = name_escape_dup(name);
+		const char *r = intern(s, 0, addr, shown);
+
+		free(shown);
+		return r;
 	}
 	return intern(s, 0, addr, name);
 }

@@ -1,7 +1,8 @@
 /* The srvscope trace file: a header, then self-describing sections (events, stacks, maps,
  * kallsyms, thread names, fd descriptions, lost counters, end). Layout in
  * docs/trace-format.md. The writer appends sections as a recording goes; the reader maps
- * the file and tolerates a truncated tail (a recording killed mid-write). */
+ * the file, tolerates a truncated tail (a recording killed mid-write), and skips a damaged
+ * section (each one carries checksums) but reads every other one. */
 #ifndef SRVSCOPE_TRACE_TRACE_H
 #define SRVSCOPE_TRACE_TRACE_H
 
@@ -13,7 +14,7 @@
 #include "bpf/record.h"
 
 #define TRACE_MAGIC	    "SRVSCTRC"
-#define TRACE_VERSION	    1
+#define TRACE_VERSION	    2
 #define TRACE_SECTION_MAGIC 0x4b434853u /* "SHCK" little-endian */
 
 struct trace_file_header {
@@ -30,7 +31,8 @@ struct trace_file_header {
 	char kernel[64]; /* uname -r */
 	char machine[16];
 	uint32_t recorder_pid;
-	uint32_t reserved[15];
+	uint32_t reserved[14];
+	uint32_t header_crc; /* version 2: CRC-32 of the 252 bytes before it */
 };
 #define TRACE_F_SYSTEM_WIDE (1u << 0)
 #define TRACE_F_STACKS	    (1u << 1)
@@ -47,15 +49,24 @@ enum trace_section_type {
 	SEC_LOST = 7,	  /* u32 nr_cpus, u32 nr_reasons, u64 counts[cpu][reason]; last wins */
 	SEC_END = 8,	  /* struct trace_end */
 	SEC_INFO = 9,	  /* "key=value\n" text: command line, targets, options */
+	SEC_TITLE = 10,	  /* { u64 ts; u32 pid; u32 len; char title[len] }: a process's command */
 };
 
 struct trace_section {
 	uint32_t magic; /* TRACE_SECTION_MAGIC */
 	uint16_t type;
-	uint16_t flags; /* SECF_* */
-	uint64_t size;	/* payload bytes, not counting the padding to 8 that follows */
+	uint16_t flags;	      /* SECF_* */
+	uint64_t size;	      /* payload bytes, not counting the padding to 8 that follows */
+	uint32_t payload_crc; /* version 2: CRC-32 of the payload as stored */
+	uint32_t header_crc;  /* version 2: CRC-32 of the 20 bytes before it */
 };
-#define SECF_ZSTD (1u << 0) /* the payload is one zstd frame holding the content */
+#define TRACE_SECTION_V1_SIZE 16	/* version 1 headers stop before the CRCs */
+#define SECF_ZSTD	      (1u << 0) /* the payload is one zstd frame holding the content */
+/* No writer writes a bigger section: a longer length is a damaged header, not a cut. */
+#define TRACE_SECTION_MAX (1ull << 30)
+/* The writer cuts events into sections of at most this many records, so that a damaged
+ * byte costs at most these. */
+#define TRACE_EVENTS_PER_SECTION 1024
 
 struct trace_maps_hdr {
 	uint64_t ts;
@@ -89,11 +100,17 @@ struct trace_end {
 
 struct trace_writer;
 
-/* Creates (truncates) path and writes the header. NULL with errno set on failure. */
-struct trace_writer *trace_writer__open(const char *path, const struct trace_file_header *hdr);
+/* Creates path (mode 0600, never through a symlink; an existing file is replaced only with
+ * force, see safefile__create) and writes the header. NULL with errno set on failure. */
+struct trace_writer *trace_writer__open(const char *path, bool force,
+					const struct trace_file_header *hdr);
 /* Buffers events and stacks until the next flush. */
 void trace_writer__add_event(struct trace_writer *w, const struct rec *r);
-void trace_writer__add_stack(struct trace_writer *w, uint64_t id, bool user, const uint64_t *ips,
+/* The flags of a stacks entry (its 'user' field). */
+#define TRACE_STACK_USER      1u /* user frames, not kernel ones */
+#define TRACE_STACK_TRUNCATED 2u /* the unwind stopped short of the outermost frame */
+/* flags: TRACE_STACK_*. */
+void trace_writer__add_stack(struct trace_writer *w, uint64_t id, uint32_t flags, const uint64_t *ips,
 			     uint32_t nr);
 void trace_writer__add_name(struct trace_writer *w, uint32_t tid, uint32_t pid, const char *comm);
 void trace_writer__add_fd(struct trace_writer *w, uint64_t ts, uint32_t pid, int32_t fd,
@@ -118,6 +135,7 @@ struct trace_stack {
 	uint64_t id;
 	uint32_t nr;
 	bool user;
+	bool truncated;	     /* frames above the outermost were not found */
 	const uint64_t *ips; /* innermost first */
 };
 
@@ -139,6 +157,21 @@ struct trace_fd {
 	int32_t fd;
 	const char *desc;
 	uint32_t len;
+};
+
+/* A section as the reader found it. */
+struct trace_section_info {
+	uint64_t off;	/* of its header */
+	uint64_t len;	/* header, payload and padding; for a damaged header, the bytes skipped */
+	uint16_t type;	/* 0: unknown (its header is damaged) */
+	bool damaged;	/* skipped: see the trace's damage lines */
+	uint32_t items; /* events, stack entries, maps captures... it gave the reader */
+};
+
+struct trace_damage {
+	uint64_t off;	/* of the section header */
+	uint16_t type;	/* 0: unknown (its header is damaged) */
+	char line[240]; /* for the user: which section, where, what is wrong, what it costs */
 };
 
 struct trace {
@@ -164,20 +197,28 @@ struct trace {
 	size_t nr_maps;
 	struct trace_fd *fds; /* sorted by pid, fd, time */
 	size_t nr_fds;
+	struct trace_section_info *secs; /* in file order */
+	size_t nr_secs;
+	struct trace_damage *damage; /* sections skipped, each a line for the user */
+	size_t nr_damage;
 
 	void *priv;
 };
 
-/* Maps and indexes a trace file. On failure returns NULL and writes a one-line reason
- * (with the offset of a corrupt section) into err. */
+/* Maps and indexes a trace file. A damaged section is skipped and listed in t->damage; the
+ * others are read. On failure (not a trace, an unknown version) returns NULL and writes a
+ * one-line reason into err. */
 struct trace *trace__open(const char *path, char *err, size_t errlen);
 /* The same over a buffer, which must outlive the trace (fuzzing, tests). */
 struct trace *trace__open_mem(const void *buf, size_t len, char *err, size_t errlen);
 /* Accepts NULL. */
 void trace__close(struct trace *t);
-/* trace__open for the reports: prints the error, and warns when the file ends early (a
- * recording that was killed) or events were lost. */
+/* trace__open for the reports: prints the error, and warns about each damaged section,
+ * when the file ends early (a recording that was killed) or events were lost. */
 struct trace *trace__open_report(const char *path);
+
+/* Whether a version 2 section header is intact (magic and its own checksum). */
+bool trace_section__intact(const struct trace_section *s);
 
 const struct trace_stack *trace__stack(const struct trace *t, uint64_t id);
 /* The thread's last known name and process; NULL when the trace never named it. */
@@ -193,6 +234,9 @@ const char *trace__fd_desc(const struct trace *t, uint32_t pid, int32_t fd, uint
 const struct trace_maps *trace__maps(const struct trace *t, uint32_t pid, uint64_t ts);
 /* The first maps of pid written after ts, or NULL. */
 const struct trace_maps *trace__maps_after(const struct trace *t, uint32_t pid, uint64_t ts);
+/* The command line or title of process pid ("postgres: walwriter") as the recording first
+ * saw it, into buf; NULL when the trace has none. */
+const char *trace__title(const struct trace *t, uint32_t pid, char *buf, size_t size);
 /* Events plus stacks lost while recording. */
 uint64_t trace__lost_events(const struct trace *t);
 /* A one-line description of what was lost, per reason and CPU, into buf. */

@@ -1,6 +1,7 @@
 /* Trace file writer: buffers events, stacks, names and fd descriptions, and appends them
  * as sections with one writev() per flush, so that a recording killed at any moment leaves
- * a file whose complete sections are all readable. */
+ * a file whose complete sections are all readable. Each section header carries a CRC-32 of
+ * itself and of its payload, so a reader can skip a damaged one and read the rest. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -8,9 +9,11 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <zlib.h>
 #include <zstd.h>
 
 #include "trace/trace.h"
+#include "util/safefile.h"
 #include "util/util.h"
 
 struct buf {
@@ -60,15 +63,23 @@ static int write_all(int fd, struct iovec *iov, int n)
 	return 0;
 }
 
-struct trace_writer *trace_writer__open(const char *path, const struct trace_file_header *hdr)
+struct trace_writer *trace_writer__open(const char *path, bool force,
+					const struct trace_file_header *hdr)
 {
 	struct trace_writer *w;
-	struct iovec iov = { (void *)hdr, sizeof(*hdr) };
+	struct trace_file_header sealed = *hdr;
+	struct iovec iov = {&sealed, sizeof(sealed)};
 	int fd, err;
 
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
+	sealed.header_crc =
+		crc32(0, (const Bytef *)hdr, offsetof(struct trace_file_header, header_crc));
+	/* Written in place (not renamed at the end), so that a recording killed at any
+	 * moment leaves its file: O_EXCL and O_NOFOLLOW keep that safe in a shared /tmp. */
+	fd = safefile__create(path, SAFEFILE_MODE, force);
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
+	}
 	err = write_all(fd, &iov, 1);
 	if (err) {
 		close(fd);
@@ -87,10 +98,10 @@ void trace_writer__add_event(struct trace_writer *w, const struct rec *r)
 	w->events++;
 }
 
-void trace_writer__add_stack(struct trace_writer *w, uint64_t id, bool user, const uint64_t *ips,
-			     uint32_t nr)
+void trace_writer__add_stack(struct trace_writer *w, uint64_t id, uint32_t flags,
+			     const uint64_t *ips, uint32_t nr)
 {
-	uint32_t head[2] = { nr, user };
+	uint32_t head[2] = {nr, flags};
 
 	buf_add(&w->stacks, &id, sizeof(id));
 	buf_add(&w->stacks, head, sizeof(head));
@@ -99,7 +110,7 @@ void trace_writer__add_stack(struct trace_writer *w, uint64_t id, bool user, con
 
 void trace_writer__add_name(struct trace_writer *w, uint32_t tid, uint32_t pid, const char *comm)
 {
-	struct trace_name n = { .tid = tid, .pid = pid };
+	struct trace_name n = {.tid = tid, .pid = pid};
 
 	strncpy(n.comm, comm, sizeof(n.comm) - 1);
 	buf_add(&w->names, &n, sizeof(n));
@@ -108,14 +119,15 @@ void trace_writer__add_name(struct trace_writer *w, uint32_t tid, uint32_t pid, 
 void trace_writer__add_fd(struct trace_writer *w, uint64_t ts, uint32_t pid, int32_t fd,
 			  const char *desc)
 {
-	struct trace_fd_hdr h = { .ts = ts, .pid = pid, .fd = fd, .len = strlen(desc) };
+	struct trace_fd_hdr h = {.ts = ts, .pid = pid, .fd = fd, .len = strlen(desc)};
 
 	buf_add(&w->fds, &h, sizeof(h));
 	buf_add(&w->fds, desc, h.len);
 	buf_pad(&w->fds);
 }
 
-/* Appends the iovecs of one section (header, payload, padding) to iov. */
+/* Appends the iovecs of one section (header, payload, padding) to iov; fills the header
+ * (flags already set) with its checksums. */
 static int section_iov(struct iovec *iov, struct trace_section *s, uint16_t type,
 		       const void *payload, size_t len)
 {
@@ -124,6 +136,8 @@ static int section_iov(struct iovec *iov, struct trace_section *s, uint16_t type
 	s->magic = TRACE_SECTION_MAGIC;
 	s->type = type;
 	s->size = len;
+	s->payload_crc = crc32(0, payload, len);
+	s->header_crc = crc32(0, (const Bytef *)s, offsetof(struct trace_section, payload_crc));
 	iov[n].iov_base = s;
 	iov[n++].iov_len = sizeof(*s);
 	if (len) {
@@ -148,35 +162,44 @@ static uint64_t iov_bytes(const struct iovec *iov, int n)
 
 int trace_writer__flush(struct trace_writer *w)
 {
-	struct buf *bufs[] = { &w->stacks, &w->names, &w->fds, &w->events_buf };
-	static const uint16_t types[] = { SEC_STACKS, SEC_NAMES, SEC_FDS, SEC_EVENTS };
-	struct trace_section secs[4];
-	struct iovec iov[12];
-	int n = 0, err;
-	size_t i;
+	static const size_t chunk = TRACE_EVENTS_PER_SECTION * REC_SIZE;
+	struct buf *bufs[] = {&w->stacks, &w->names, &w->fds};
+	static const uint16_t types[] = {SEC_STACKS, SEC_NAMES, SEC_FDS};
+	size_t i, nr_secs = ARRAY_SIZE(bufs) + (w->events_buf.len + chunk - 1) / chunk, off;
+	struct trace_section *secs = xcalloc(nr_secs, sizeof(*secs));
+	struct iovec *iov = xcalloc(3 * nr_secs, sizeof(*iov));
+	int n = 0, err = 0;
 
-	memset(secs, 0, sizeof(secs));
 	for (i = 0; i < ARRAY_SIZE(bufs); i++)
 		if (bufs[i]->len)
 			n += section_iov(iov + n, &secs[i], types[i], bufs[i]->data, bufs[i]->len);
-	if (!n)
-		return 0;
-	w->bytes += iov_bytes(iov, n);
-	err = write_all(w->fd, iov, n);
+	/* Events in sections of TRACE_EVENTS_PER_SECTION: a damaged byte costs those only. */
+	for (off = 0; off < w->events_buf.len; off += chunk, i++)
+		n += section_iov(iov + n, &secs[i], SEC_EVENTS, w->events_buf.data + off,
+				 w->events_buf.len - off < chunk ? w->events_buf.len - off : chunk);
+	if (n) {
+		w->bytes += iov_bytes(iov, n);
+		err = write_all(w->fd, iov, n);
+	}
 	for (i = 0; i < ARRAY_SIZE(bufs); i++)
 		bufs[i]->len = 0;
+	w->events_buf.len = 0;
+	free(iov);
+	free(secs);
 	return err;
 }
 
-static int write_section(struct trace_writer *w, uint16_t type, uint16_t flags,
-			 const void *payload, size_t len)
+static int write_section(struct trace_writer *w, uint16_t type, uint16_t flags, const void *payload,
+			 size_t len)
 {
-	struct trace_section s = { .flags = flags };
+	struct trace_section s = {.flags = flags};
 	struct iovec iov[3];
 	int n, err = trace_writer__flush(w);
 
 	if (err)
 		return err;
+	if (len > TRACE_SECTION_MAX)
+		return -EFBIG; /* a reader would take it for a damaged header */
 	n = section_iov(iov, &s, type, payload, len);
 	w->bytes += iov_bytes(iov, n);
 	return write_all(w->fd, iov, n);
@@ -206,11 +229,9 @@ int trace_writer__section_zstd(struct trace_writer *w, uint16_t type, const void
 int trace_writer__maps(struct trace_writer *w, uint64_t ts, uint32_t pid, const char *maps,
 		       size_t maps_len, const char *build_ids, size_t build_ids_len)
 {
-	struct trace_maps_hdr h = { .ts = ts,
-				    .pid = pid,
-				    .maps_len = maps_len,
-				    .build_ids_len = build_ids_len };
-	struct buf b = { 0 };
+	struct trace_maps_hdr h = {
+		.ts = ts, .pid = pid, .maps_len = maps_len, .build_ids_len = build_ids_len};
+	struct buf b = {0};
 	int err;
 
 	buf_add(&b, &h, sizeof(h));
@@ -234,7 +255,7 @@ uint64_t trace_writer__events(const struct trace_writer *w)
 
 int trace_writer__close(struct trace_writer *w, uint64_t end_ns)
 {
-	struct trace_end end = { .end_ns = end_ns };
+	struct trace_end end = {.end_ns = end_ns};
 	int err;
 
 	if (!w)

@@ -27,8 +27,10 @@ struct unwinder {
 	struct proc_maps *maps;
 	unw_addr_space_t as;
 	struct memcache *mem;
-	struct thread_sample *cur; /* the thread being unwound */
-	bool no_live;		   /* never read the live process's memory */
+	struct thread_sample *cur;  /* the thread being unwound */
+	bool no_live;		    /* never read the live process's memory */
+	struct unwind_reads *reads; /* noting the reads, when set */
+	uint64_t bad_addr;	    /* what ended the last unwind outside the maps */
 };
 
 /* The executable mapping of the object mapped by m, and the object itself. */
@@ -57,6 +59,25 @@ static int read_from_file(struct unwinder *u, uint64_t addr, uint64_t *val)
 	return dso__read(dso, addr - dso__load_bias(dso, m), val, 8);
 }
 
+/* One word of the stack copy read, at off from its start: kept once, in order. */
+static void note_read(struct unwind_reads *r, uint64_t off, uint64_t val)
+{
+	unsigned int i;
+
+	if (!r || r->uncheckable)
+		return;
+	/* libunwind reads a word again as it steps: look back a little. */
+	for (i = r->nr > 4 ? r->nr - 4 : 0; i < r->nr; i++)
+		if (r->off[i] == off)
+			return;
+	if (r->nr == UNWIND_READS_MAX) {
+		r->uncheckable = true;
+		return;
+	}
+	r->off[r->nr] = off;
+	r->val[r->nr++] = val;
+}
+
 static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write, void *arg)
 {
 	struct unwinder *u = arg;
@@ -67,13 +88,22 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 		return -UNW_EINVAL;
 	if (t->stack_data && addr >= t->stack_addr && addr + 8 <= t->stack_addr + t->stack_len) {
 		memcpy(valp, t->stack_data + (addr - t->stack_addr), 8);
+		note_read(u->reads, addr - t->stack_addr, *valp);
 		return 0;
 	}
-	if (read_from_file(u, addr, &v) == 0 ||
-	    (!u->no_live && memcache__read_word(u->mem, addr, &v) == 0)) {
+	/* Read-only file contents do not change while the maps do not. */
+	if (read_from_file(u, addr, &v) == 0) {
 		*valp = v;
 		return 0;
 	}
+	if (!u->no_live && memcache__read_word(u->mem, addr, &v) == 0) {
+		if (u->reads)
+			u->reads->uncheckable = true;
+		*valp = v;
+		return 0;
+	}
+	if (u->reads && addr >= t->stack_addr && addr - t->stack_addr < u->reads->copy_limit)
+		u->reads->uncheckable = true;
 	return -UNW_EINVAL;
 }
 
@@ -96,6 +126,8 @@ static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp, i
 	if (reg < 0 || (size_t)reg >= ARRAY_SIZE(reg_offset) || !reg_offset[reg])
 		return -UNW_EBADREG;
 	memcpy(valp, (const char *)&u->cur->regs + reg_offset[reg] - 1, sizeof(*valp));
+	if (u->reads)
+		u->reads->regs |= 1ull << ((reg_offset[reg] - 1) / 8);
 	return 0;
 }
 
@@ -221,6 +253,26 @@ void unwinder__new_sample(struct unwinder *u)
 	memcache__flush(u->mem);
 }
 
+void unwinder__note_reads(struct unwinder *u, struct unwind_reads *r)
+{
+	u->reads = r;
+}
+
+uint64_t unwinder__bad_address(const struct unwinder *u)
+{
+	return u->bad_addr;
+}
+
+/* Whether ip can be a frame: inside an executable mapping. A return address anywhere else
+ * was read from a stack slot that holds something else (a frame without frame pointer
+ * walked as one, a copy taken while the thread ran on). */
+static bool executable(const struct unwinder *u, uint64_t ip)
+{
+	const struct map_entry *m = u->maps ? proc_maps__find(u->maps, ip) : NULL;
+
+	return m && (m->prot & PROT_EXEC);
+}
+
 int unwinder__unwind(struct unwinder *u, struct thread_sample *t)
 {
 	unw_cursor_t c;
@@ -228,21 +280,40 @@ int unwinder__unwind(struct unwinder *u, struct thread_sample *t)
 	int r;
 
 	t->nr_ips = 0;
+	t->flags &= ~THREAD_TRUNCATED;
+	u->bad_addr = 0;
+	if (u->reads) {
+		uint64_t limit = u->reads->copy_limit;
+
+		memset(u->reads, 0, offsetof(struct unwind_reads, off));
+		u->reads->copy_limit = limit;
+	}
 	if (!(t->flags & THREAD_HAVE_REGS))
 		return -ENODATA;
 	u->cur = t;
 	r = unw_init_remote(&c, u->as, u);
 	if (r < 0) {
-		t->ips[t->nr_ips++] = t->regs.rip;
+		if (executable(u, t->regs.rip))
+			t->ips[t->nr_ips++] = t->regs.rip;
+		t->flags |= THREAD_TRUNCATED;
+		u->cur = NULL;
 		return -EINVAL;
 	}
 	do {
 		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
 			break;
 		unw_get_reg(&c, UNW_REG_SP, &sp);
-		/* A stack that does not move up is a loop: stop there. */
-		if (t->nr_ips && sp < prev_sp)
+		/* Each caller's frame is above its callee's: a CFA that does not grow is a
+		 * loop or garbage. */
+		if (t->nr_ips && sp <= prev_sp) {
+			t->flags |= THREAD_TRUNCATED;
 			break;
+		}
+		if (!executable(u, ip)) {
+			u->bad_addr = ip;
+			t->flags |= THREAD_TRUNCATED;
+			break;
+		}
 		prev_sp = sp;
 		t->ips[t->nr_ips++] = ip;
 		if (t->nr_ips == SNAP_MAX_FRAMES) {

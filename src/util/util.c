@@ -1,6 +1,7 @@
 /* Error reporting, checked allocation, number parsing and clocks. */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -122,6 +123,33 @@ void xgrow(void **arr, size_t *cap, size_t need, size_t elem)
 	*cap = ncap;
 }
 
+int usage_error(const char *cmd, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "srvscope: %s: %s (see 'srvscope %s --help')\n", cmd, buf, cmd);
+	return EXIT_USAGE;
+}
+
+int option_error(const char *cmd, int c, char **argv)
+{
+	const char *opt = argv[optind - 1];
+	char shortopt[3] = {'-', (char)optopt, 0};
+	int len;
+
+	/* An unknown short option may sit in a cluster ("-kx"): name it alone. */
+	if (optopt && !(opt[0] == '-' && opt[1] == '-'))
+		opt = shortopt;
+	len = strcspn(opt, "=");
+	if (c == ':')
+		return usage_error(cmd, "option '%.*s' needs a value", len, opt);
+	return usage_error(cmd, "unknown option '%.*s'", len, opt);
+}
+
 int parse_long(const char *option, const char *s, long min, long max, long *out)
 {
 	char *end;
@@ -129,9 +157,10 @@ int parse_long(const char *option, const char *s, long min, long max, long *out)
 
 	errno = 0;
 	v = strtol(s, &end, 10);
-	if (!*s || *end || errno)
-		return error("invalid value '%s' for %s: expected a whole number", s, option);
-	if (v < min || v > max)
+	if (!*s || *end || (errno && errno != ERANGE))
+		return error("invalid value '%s' for %s: expected a whole number from %ld to %ld",
+			     s, option, min, max);
+	if (errno == ERANGE || v < min || v > max)
 		return error("invalid value '%s' for %s: must be between %ld and %ld", s, option,
 			     min, max);
 	*out = v;
@@ -145,9 +174,10 @@ int parse_double(const char *option, const char *s, double min, double max, doub
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (!*s || *end || errno || isnan(v))
-		return error("invalid value '%s' for %s: expected a number", s, option);
-	if (v < min || v > max)
+	if (!*s || *end || (errno && errno != ERANGE) || isnan(v))
+		return error("invalid value '%s' for %s: expected a number from %g to %g", s,
+			     option, min, max);
+	if (errno == ERANGE || v < min || v > max)
 		return error("invalid value '%s' for %s: must be between %g and %g", s, option, min,
 			     max);
 	*out = v;

@@ -33,6 +33,17 @@ char *xstrdup(const char *s);
 /* Grows *arr (of *cap elements of size elem) so that it holds at least need elements. */
 void xgrow(void **arr, size_t *cap, size_t need, size_t elem);
 
+/* The exit statuses of every command (docs/srvscope.1, EXIT STATUS). */
+#define EXIT_USAGE 2 /* a bad option, value or argument: nothing was done */
+
+/* After getopt_long() returned '?' (an unknown option) or ':' (an option without its
+ * value; the optstring starts with ':', so getopt itself prints nothing): prints the one
+ * line "srvscope: CMD: unknown option '--foo' (see 'srvscope CMD --help')" and returns
+ * EXIT_USAGE. */
+int option_error(const char *cmd, int c, char **argv);
+/* "srvscope: CMD: <message> (see 'srvscope CMD --help')"; returns EXIT_USAGE. */
+int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Parse a whole string as a number within [min, max]. On failure prints
  * "srvscope: invalid value '<s>' for <option>: ..." and returns -1. */
 int parse_long(const char *option, const char *s, long min, long max, long *out);

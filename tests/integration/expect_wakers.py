@@ -30,6 +30,15 @@ def agrees(kind, detail, frames):
 def main():
     doc = json.load(open(sys.argv[1]))
     span, min_last = int(sys.argv[2]), int(sys.argv[3])
+    stacks = doc.get("stacks") or {}
+
+    def waker_frames(b):
+        if "waker_stack_id" in b:  # the stacks table of blocking-json.md
+            frames = stacks.get(str(b["waker_stack_id"])) or []
+        else:
+            frames = b.get("waker_stack") or []
+        return [f["symbol"] or "" for f in frames if f.get("kernel")]
+
     seen = {"all": 0, "last": 0}
     bad = {"all": 0, "last": 0}
     kinds = {}
@@ -38,7 +47,7 @@ def main():
         for b in task["blocks"]:
             w = b.get("wakeup") or {}
             kind = w.get("kind")
-            frames = [f["symbol"] or "" for f in b.get("waker_stack") or [] if f.get("kernel")]
+            frames = waker_frames(b)
             if b.get("unfinished") or not frames:
                 continue
             woken = b["start_ns"] + b["duration_ns"] - (b.get("runq_ns") or 0)

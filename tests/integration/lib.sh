@@ -68,6 +68,30 @@ start_fixture() {
 states_of() { cat /proc/"$1"/task/*/stat 2>/dev/null | sed 's/^.*) \(.\).*/\1/' | tr -d '\n'; }
 tracer_of() { awk '/^TracerPid/ {print $2}' /proc/"$1"/status; }
 
+# unprivileged CMD ARGS...: runs CMD without any capability. Not as another user: on a fresh
+# machine the build lives under /root (0700), which another user cannot reach; root with
+# an empty bounding set has no CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE or CAP_DAC_OVERRIDE.
+unprivileged() {
+	setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "$@"
+}
+
+# new_netns: starts a process holding a new network namespace and sets NETNS to the
+# namespace's path (/proc/PID/ns/net), once the process is in it. 'ip netns add' needs to change the
+# propagation of /, which a chroot (a fresh-machine root) does not allow. The holder is
+# killed with the fixtures.
+new_netns() {
+	unshare -n sleep 3600 >/dev/null 2>&1 &
+	local p=$! i=0
+	_pids="$_pids $p"
+	while [ "$(readlink /proc/$p/ns/net 2>/dev/null)" = "$(readlink /proc/self/ns/net)" ]; do
+		i=$((i + 1))
+		[ $i -gt 500 ] && return 1
+		sleep 0.01
+	done
+	[ -e /proc/$p/ns/net ] || return 1
+	NETNS=/proc/$p/ns/net
+}
+
 # record_pingpong FILE: records the ping-pong fixture (200 rounds, 300 us apart) into FILE,
 # one check; sets ping and pong to the two threads' ids.
 record_pingpong() {

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Bad input gets one line that says what to do, and a non-zero exit; a stopped target
-# stays stopped; a target traced by someone else is refused.
+# stays stopped; a target traced by someone else is refused in ptrace mode.
 . "$(dirname "$0")/lib.sh"
 need_root
 
@@ -24,9 +24,9 @@ one_line_error "unknown command" "unknown command" frobnicate
 
 start_fixture "$FIXTURES/stackfix-c-pie" || ok 1 "fixture starts"
 
-# Not permitted: an unprivileged user looking at root's process.
+# Not permitted: a process without capabilities looking at one with them.
 if command -v setpriv >/dev/null; then
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$SRVSCOPE" stacks -p "$FPID" --mode=ptrace \
+	unprivileged "$SRVSCOPE" stacks -p "$FPID" --mode=ptrace \
 		>"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	check "no permission: non-zero exit" [ "$rc" -ne 0 ]
@@ -39,6 +39,11 @@ gdb -q -p "$FPID" -batch -ex 'shell sleep 4' >/dev/null 2>&1 &
 gdbpid=$!
 for _ in $(seq 100); do [ "$(tracer_of "$FPID")" != 0 ] && break; sleep 0.05; done
 one_line_error "traced by gdb" "already traced by [0-9]+ \(gdb\)" stacks -p "$FPID" --mode=ptrace
+# The default mode does not need to attach: it serves the traced process in nostop mode.
+out=$("$SRVSCOPE" stacks -p "$FPID" -f folded 2>"$TMP/err")
+is "$?" 0 "traced by gdb, default mode: works"
+like "$out" "main;" "traced by gdb, default mode: the stacks are there"
+is "$(cat "$TMP/err")" "" "traced by gdb, default mode: nothing on stderr"
 wait "$gdbpid"
 for _ in $(seq 100); do [ "$(tracer_of "$FPID")" = 0 ] && break; sleep 0.05; done
 

@@ -136,20 +136,19 @@ check_exact "nostop --kernel c-O2" c-O2 "$TMP/k.json"
 "$SRVSCOPE" stacks -p "$FPID" --mode=nostop --kernel --format=folded >"$TMP/k.folded" 2>"$TMP/err"
 like "$(grep '^fix-pipe' "$TMP/k.folded")" 'pipe_inner;.*pipe_read_\[k\]' "--kernel folded: kernel frames marked _[k]"
 
-# Without the right to load BPF (an unprivileged user on its own process): nostop says
+# Without the right to load BPF (a process without capabilities, on one of its kind): nostop says
 # what is missing and fails; auto falls back to ptrace with a one-line notice.
 if command -v setpriv >/dev/null; then
-	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 	# setpriv itself, not the function: FPID must be the fixture, not a subshell.
-	start_fixture setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"$FIXTURES/stackfix-c-pie" || ok 1 "start stackfix-c-pie as nobody"
-	nobody "$SRVSCOPE" stacks -p "$FPID" --mode=nostop >"$TMP/out" 2>"$TMP/err"
+	start_fixture setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- \
+		"$FIXTURES/stackfix-c-pie" || ok 1 "start stackfix-c-pie without capabilities"
+	unprivileged "$SRVSCOPE" stacks -p "$FPID" --mode=nostop >"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	check "no BPF allowed: --mode=nostop fails" [ "$rc" -ne 0 ]
 	is "$(wc -l <"$TMP/err" | tr -d ' ')" 1 "no BPF allowed: one line on stderr"
 	like "$(cat "$TMP/err")" 'nostop is not available: it needs permission to load BPF programs' \
 		"no BPF allowed: says what is missing"
-	nobody "$SRVSCOPE" stacks -p "$FPID" --format=json >"$TMP/out" 2>"$TMP/err"
+	unprivileged "$SRVSCOPE" stacks -p "$FPID" --format=json >"$TMP/out" 2>"$TMP/err"
 	is "$?" 0 "no BPF allowed: auto mode still works"
 	like "$(cat "$TMP/err")" '^srvscope: nostop mode needs .*; using ptrace$' \
 		"no BPF allowed: auto falls back to ptrace with a one-line notice"

@@ -46,7 +46,14 @@ check "--comm filters the other thread out" sh -c "! printf '%s' \"\$1\" | grep 
 ok $? "blocking --stacks --format=json"
 python3 - "$TMP/s.json" <<'PY'
 import sys, json
-blocks = [b for t in json.load(open(sys.argv[1]))["tasks"] for b in t["blocks"] if b["syscall"] == "read"]
+d = json.load(open(sys.argv[1]))
+# Each distinct stack is in the "stacks" table once; episodes refer to it by id.
+stacks = d["stacks"]
+blocks = [dict(b, stack=stacks[str(b["stack_id"])] if b["stack_id"] else [],
+               waker_stack=stacks[str(b["waker_stack_id"])] if b["waker_stack_id"] else [])
+          for t in d["tasks"] for b in t["blocks"] if b["syscall"] == "read"]
+assert len(stacks) < len(blocks) / 10, "stacks written per episode (%d stacks, %d reads)" % (len(stacks), len(blocks))
+assert all(str(b["stack_id"]) in stacks for t in d["tasks"] for b in t["blocks"] if b["stack_id"])
 def user(st): return [f["symbol"] for f in st if not f["kernel"]]
 def kernel(st): return [f["symbol"] for f in st if f["kernel"]]
 def follows(names, seq):

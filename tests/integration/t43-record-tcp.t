@@ -9,15 +9,14 @@ need_root
 need_btf
 [ -c /dev/net/tun ] || skip_all "no /dev/net/tun"
 D=40
-A=srvscope-a$$
-B=srvscope-b$$
-trap 'cleanup; ip netns del $A 2>/dev/null; ip netns del $B 2>/dev/null' EXIT
-ip netns add $A && ip netns add $B || skip_all "cannot create network namespaces"
+new_netns && A=$NETNS && new_netns && B=$NETNS || skip_all "cannot create network namespaces"
 
 start_fixture "$FIXTURES/rec_delayline" $A sstun0 $B sstun1 $D || skip_all "delay line"
-ip -n $A link set lo up && ip -n $B link set lo up &&
-	ip -n $A addr add 10.199.0.1 peer 10.199.0.2 dev sstun0 && ip -n $A link set sstun0 up &&
-	ip -n $B addr add 10.199.0.2 peer 10.199.0.1 dev sstun1 && ip -n $B link set sstun1 up
+in_a() { nsenter --net="$A" "$@"; }
+in_b() { nsenter --net="$B" "$@"; }
+in_a ip link set lo up && in_b ip link set lo up &&
+	in_a ip addr add 10.199.0.1 peer 10.199.0.2 dev sstun0 && in_a ip link set sstun0 up &&
+	in_b ip addr add 10.199.0.2 peer 10.199.0.1 dev sstun1 && in_b ip link set sstun1 up
 ok $? "two namespaces joined by a ${D} ms delay line"
 # A first exchange, unrecorded, so that nothing on the path is cold.
 "$FIXTURES/rec_tcp" $B 10.199.0.2 $A 18765 >"$TMP/warm" 2>&1

@@ -35,7 +35,7 @@ static inline void tb_open(struct tb *b)
 	fd = mkstemp(b->path);
 	if (fd >= 0)
 		close(fd);
-	b->w = trace_writer__open(b->path, &h);
+	b->w = trace_writer__open(b->path, true, &h);
 }
 
 static inline struct trace *tb_read(struct tb *b, uint64_t end_ns)

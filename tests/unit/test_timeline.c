@@ -47,6 +47,9 @@ int main(void)
 	ok(tl.nr > 2 && tl.blocks.eps[tl.slices[1].ep].waker_tid == 11 &&
 		   tl.blocks.eps[tl.slices[1].ep].syscall == 0,
 	   "the blocked slice has its episode: read, woken by thread 11");
+	ok(tl.nr == 6 && tl.slices[0].cpu_ns == 200 && tl.slices[3].cpu_ns == 150 &&
+		   !tl.slices[5].cpu_ns,
+	   "running slices carry their CPU time (by the clock here: no runtime recorded)");
 	is_str(timeline__kind_name(TL_WOKEN), "runnable (woken)", "kind names");
 	timeline__free(&tl);
 	timeline__build(t, NULL, &tl);

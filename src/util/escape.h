@@ -1,0 +1,30 @@
+/* Names that come from a target (thread names, symbols of its binaries, paths it maps)
+ * made safe to print anywhere: on a root user's terminal, in JSON, in folded stacks. */
+#ifndef SRVSCOPE_ESCAPE_H
+#define SRVSCOPE_ESCAPE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Room for a 16-byte comm (15 bytes and a NUL) once escaped: 4 characters a byte. */
+#define COMM_ESCAPED_SIZE (15 * 4 + 1)
+
+/* Whether len bytes of s would print as they are: valid UTF-8, with no control character
+ * (C0, DEL, C1), no ';' (the folded stacks' frame separator) and no '\' (so that an
+ * escape can't be forged). */
+bool name_is_safe(const char *s, size_t len);
+
+/* Writes len bytes of in to out (size bytes, NUL-terminated, size > 0) with every byte
+ * that is not safe as above written as \xNN; valid UTF-8 characters other than C1
+ * controls are kept. When out is too small the result stops before the first byte or
+ * escape that does not fit (an escape is never cut). Returns the length written. */
+size_t name_escape(char *out, size_t size, const char *in, size_t len);
+
+/* Escapes the NUL-terminated s in place within its buffer of size bytes (a fixed array
+ * such as a 16-byte comm): the end is dropped if the escaped name does not fit. */
+void name_escape_inplace(char *s, size_t size);
+
+/* The escaped copy of s, malloc'ed (the whole name, never cut). */
+char *name_escape_dup(const char *s);
+
+#endif

@@ -1,0 +1,121 @@
+/* Safe creation of output files and safe opening of input paths (see safefile.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/safefile.h"
+#include "util/util.h"
+
+/* A temporary file beside path (same directory, so rename() is atomic), created with
+ * O_EXCL by mkostemp. Returns the fd and fills tmp, or -errno. */
+static int create_beside(const char *path, char *tmp, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	int dlen = slash ? (int)(slash - path + 1) : 0;
+	int fd;
+
+	if (snprintf(tmp, len, "%.*s.%s.XXXXXX", dlen, path, slash ? slash + 1 : path) >= (int)len)
+		return -ENAMETOOLONG;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int safefile__create(const char *path, mode_t mode, bool force)
+{
+	char tmp[PATH_MAX];
+	int fd, err;
+
+	if (!force) {
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+		return fd < 0 ? -errno : fd;
+	}
+	fd = create_beside(path, tmp, sizeof(tmp));
+	if (fd < 0)
+		return fd;
+	if (fchmod(fd, mode) < 0 || rename(tmp, path) < 0) {
+		err = -errno;
+		unlink(tmp);
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int safefile__open_read(const char *path, struct stat *st)
+{
+	struct stat sb, *s = st ? st : &sb;
+	char self[64];
+	int pfd, fd;
+
+	pfd = open(path, O_PATH | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	if (fstat(pfd, s) < 0) {
+		fd = -errno;
+		goto out;
+	}
+	if (!S_ISREG(s->st_mode)) {
+		fd = S_ISDIR(s->st_mode) ? -EISDIR : -EINVAL;
+		goto out;
+	}
+	/* Reopening the O_PATH descriptor opens the very inode checked above, whatever
+	 * happened to the path since. */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 && errno == ENOENT) {
+		/* No /proc mounted: open the path again, without blocking, and check it is
+		 * still the same file. */
+		struct stat again;
+
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd >= 0 && (fstat(fd, &again) < 0 || again.st_dev != s->st_dev ||
+				again.st_ino != s->st_ino)) {
+			close(fd);
+			fd = -1;
+			errno = EAGAIN;
+		}
+	}
+	if (fd < 0)
+		fd = -errno;
+out:
+	close(pfd);
+	return fd;
+}
+
+const char *safefile__strerror(int err)
+{
+	if (err < 0)
+		err = -err;
+	if (err == EINVAL)
+		return "not a regular file";
+	if (err == EISDIR)
+		return "not a regular file (a directory)";
+	if (err == EEXIST)
+		return "it already exists (not replaced: add --force to replace it)";
+	return strerror(err);
+}
+
+const char *safefile__kind(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG:
+		return "a regular file";
+	case S_IFDIR:
+		return "a directory";
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFSOCK:
+		return "a socket";
+	case S_IFCHR:
+		return "a character device";
+	case S_IFBLK:
+		return "a block device";
+	case S_IFLNK:
+		return "a symbolic link";
+	}
+	return "not a regular file";
+}

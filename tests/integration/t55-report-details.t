@@ -1,0 +1,104 @@
+#!/bin/bash
+# The details of the reports that users trip on (issue 8, item 10): a wait spanning the
+# whole recording has both marks; a timed wait interrupted by a ptrace snapshot is reported
+# as the syscall it resumes, not restart_syscall; a wait already under way at the start has
+# the same off-CPU stack as the same wait later (one tower in a flame graph); counts of one
+# are singular; poll and select show the first fd they wait on.
+. "$(dirname "$0")/lib.sh"
+need_root
+need_btf
+
+# A 'sleep 30' is in clock_nanosleep for all of a 1 s recording: one episode, both marks.
+sleep 30 &
+sp=$!
+_pids="$_pids $sp"
+"$SRVSCOPE" record -p "$sp" -d 1 -o "$TMP/whole.trace" >/dev/null 2>"$TMP/whole.err"
+ok $? "record a sleep for 1 s"
+text=$("$SRVSCOPE" blocking "$TMP/whole.trace")
+like "$text" "^  [0-9.]+ +[0-9.]+<> +clock_nanosleep " "a wait spanning the recording is marked <>"
+like "$text" "^1 episode, " "1 episode (singular)"
+like "$("$SRVSCOPE" blocking --format=json "$TMP/whole.trace")" \
+	'"from_start":true,"unfinished":true' "JSON: from_start and unfinished"
+
+# The same sleep, with a ptrace snapshot in the middle of the recording: the nanosleep is
+# interrupted, resumes as restart_syscall, and must still read clock_nanosleep.
+"$SRVSCOPE" record -p "$sp" -d 2 --progress -o "$TMP/restart.trace" >/dev/null 2>"$TMP/restart.err" &
+rec=$!
+# The snapshot must come once the recording runs (its first progress line, after 0.5 s):
+# a wait restarted before the recording cannot be told from a restart_syscall.
+for _ in $(seq 200); do grep -q recording "$TMP/restart.err" && break; sleep 0.05; done
+"$SRVSCOPE" stacks --mode=ptrace -p "$sp" >"$TMP/snap.txt" 2>&1
+ok $? "a ptrace snapshot during the recording"
+wait "$rec"
+ok $? "record through the snapshot"
+text=$("$SRVSCOPE" blocking "$TMP/restart.trace")
+n=$(printf '%s\n' "$text" | grep -cE '^  [0-9.]+ +[0-9.]+(<|>|<>)? +clock_nanosleep ')
+printf "%s\n" "$text" | sed -n "3,6p" | sed "s/^/# /"
+check "the wait after the snapshot is clock_nanosleep again ($n episodes)" [ "$n" -ge 2 ]
+check "no restart_syscall" sh -c "! printf '%s' \"\$1\" | grep -q restart_syscall" - "$text"
+
+# plurals: one thread, one sample
+like "$("$SRVSCOPE" stacks -p "$sp" | head -1)" "^pid $sp \(sleep\): 1 thread, 1 sample, " \
+	"stacks: 1 thread, 1 sample"
+like "$("$SRVSCOPE" stacks -p "$sp" -n 2)" "^2 thread-samples \(100.0%\)" "2 thread-samples"
+"$SRVSCOPE" record -o "$TMP/one.trace" -- sleep 0.2 >/dev/null 2>&1
+like "$("$SRVSCOPE" sched "$TMP/one.trace" | tail -1)" "^ 1 thread, " "sched: 1 thread"
+
+# A sleeper already asleep when the recording starts: its first episode's stack (read by
+# the start snapshot, which the kernel gives without the scheduler's frames) folds into the
+# same line as the later ones.
+start_fixture "$FIXTURES/rec_sleeper" 10 || exit 1
+# It sleeps all but microseconds of every 10 ms; on a loaded machine the start snapshot may
+# still find it runnable: then record again (three tries).
+for try in 1 2 3; do
+	"$SRVSCOPE" record -p "$FPID" -d 1 --force -o "$TMP/sleeper.trace" >/dev/null 2>&1 || break
+	"$SRVSCOPE" blocking --format=json --comm sleeper "$TMP/sleeper.trace" >"$TMP/sleeper.json"
+	starts=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(sum(1 for t in d["tasks"] for b in t["blocks"] if b["from_start"]))' "$TMP/sleeper.json")
+	[ "$starts" = 1 ] && break
+done
+check "the sleeper was asleep at the start of a recording ($starts episode, try $try)" \
+	[ "$starts" = 1 ]
+"$SRVSCOPE" flame --kind=off --comm sleeper "$TMP/sleeper.trace" >"$TMP/off.folded"
+seven=$(grep -c ';sleep_seven;' "$TMP/off.folded")
+three=$(grep -c ';sleep_three;' "$TMP/off.folded")
+cut -c1-300 "$TMP/off.folded" | sed "s/^/# /"
+is "$seven $three" "1 1" "one folded line (one tower) per sleeping function"
+check "no scheduler frames at the top of off-CPU stacks" \
+	sh -c "! grep -qE '(schedule|__schedule)_\[k\] [0-9]+$' \"\$1\"" - "$TMP/off.folded"
+
+# poll and select name the first fd they wait on: a Python process polls two listening
+# sockets (fds A and B, in that order) for 40 ms, then selects on B alone for 20 ms, over
+# and over.
+python3 - >"$TMP/poller.out" 2>&1 <<'PY' &
+import os, select, socket, sys, time
+a = socket.socket(); a.bind(("127.0.0.1", 0)); a.listen()
+b = socket.socket(); b.bind(("127.0.0.1", 0)); b.listen()
+print("ready", a.fileno(), a.getsockname()[1], b.fileno(), b.getsockname()[1], flush=True)
+p = select.poll(); p.register(a, select.POLLIN); p.register(b, select.POLLIN)
+end = time.time() + 5
+while time.time() < end:
+    p.poll(40)
+    select.select([b], [], [], 0.02)
+PY
+pp=$!
+_pids="$_pids $pp"
+for _ in $(seq 200); do grep -q ready "$TMP/poller.out" && break; sleep 0.02; done
+read -r _ fa pa fb pb <"$TMP/poller.out"
+"$SRVSCOPE" record -p "$pp" -d 1 -o "$TMP/poll.trace" >/dev/null 2>&1
+ok $? "record a poller"
+text=$("$SRVSCOPE" blocking "$TMP/poll.trace")
+printf '%s\n' "$text" | sed -n '4,6p' | sed 's/^/# /'
+like "$text" " poll +$fa\+ tcp 127.0.0.1:$pa \(listening\) " "poll: the first fd polled, + for more"
+like "$text" " (pselect6|select) +$fb tcp 127.0.0.1:$pb \(listening\) " "select: the fd in the set"
+check "no poll or select without its fd after the first episode" sh -c \
+	"! printf '%s' \"\$1\" | sed '1,4d' | grep -E ' (poll|pselect6|select) +- '" - "$text"
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+bl = [b for t in d["tasks"] for b in t["blocks"] if b["syscall"] == "poll" and not b["from_start"]]
+sys.exit(0 if bl and all(b["fd"] == int(sys.argv[2]) and b["more_fds"] for b in bl) else 1)' \
+	<("$SRVSCOPE" blocking --format=json "$TMP/poll.trace") "$fa"
+ok $? "JSON: poll episodes have fd $fa and more_fds"
+
+done_testing
