@@ -133,6 +133,7 @@ static void add_thread(struct stack_group *g, const struct thread_sample *t)
 		gt = &g->threads[g->nr_threads++];
 		memset(gt, 0, sizeof(*gt));
 		gt->tid = t->tid;
+		gt->pid = t->pid;
 	}
 	/* Names are escaped as they enter the aggregate, which every stacks and top output
 	 * reads: a thread names itself, with any bytes it likes. */
@@ -185,6 +186,8 @@ void stack_agg__add(struct stack_agg *agg, const struct snapshot *snap)
 	agg->samples++;
 	if (snap->nr_threads > agg->threads)
 		agg->threads = snap->nr_threads;
+	if (snap->procs > agg->processes)
+		agg->processes = snap->procs;
 	agg->exited += snap->exited;
 	agg->failed += snap->failed;
 	if (snap->freeze_ns > agg->freeze_ns_max)

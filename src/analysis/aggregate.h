@@ -14,6 +14,7 @@
 
 struct group_thread {
 	pid_t tid;
+	pid_t pid; /* its process */
 	char name[COMM_ESCAPED_SIZE]; /* escaped (util/escape.h): the target's choice */
 	char state;		      /* from the latest sample of that thread */
 	long syscall;		      /* -1 when none */
@@ -40,7 +41,8 @@ struct stack_agg {
 	char title[256]; /* the process's command line or the title it set; "" unknown */
 	const char *mode;
 	unsigned int samples;
-	unsigned int threads; /* largest thread count seen in one sample */
+	unsigned int threads;	/* largest thread count seen in one sample */
+	unsigned int processes; /* largest process count seen in one sample */
 	unsigned int exited, failed;
 	uint64_t freeze_ns_max;
 	struct stall_stats stall;

@@ -18,6 +18,10 @@
 
 struct thr {
 	bool seen, open, woken;
+	/* A waking seen before the switch-out it ends: the waker ran on another CPU while
+	 * the thread was between blocking and its sched_switch event. Kept until the thread
+	 * blocks (it is that episode's), or its wake-up completes without a block. */
+	const struct rec *early_waking;
 	struct block_episode ep;
 	int32_t last_syscall, last_fd; /* of the last wait: what a restart_syscall resumes */
 	uint32_t last_fd_flags;
@@ -212,7 +216,10 @@ static void analyze(const struct trace *t, const struct block_filter *f, struct 
 						     e->sw.syscall, e->sw.fd, e->sw.flags);
 					th->ep.kstack = e->sw.kstack;
 					th->ep.ustack = e->sw.ustack;
+					if (th->early_waking)
+						on_waking(th, th->early_waking);
 				}
+				th->early_waking = NULL;
 			}
 			if ((e->sw.flags & SWITCH_NEXT_TARGET) && e->sw.next_tid) {
 				th = thr(&s, e->sw.next_tid);
@@ -226,10 +233,14 @@ static void analyze(const struct trace *t, const struct block_filter *f, struct 
 		case REC_WAKING:
 			th = thr(&s, e->h.tid);
 			th->seen = true;
-			on_waking(th, e);
+			if (th->open)
+				on_waking(th, e);
+			else
+				th->early_waking = e;
 			break;
 		case REC_WAKEUP:
 			th = thr(&s, e->h.tid);
+			th->early_waking = NULL; /* woken without blocking, or below */
 			if (th->open && !th->woken) {
 				th->woken = true;
 				th->ep.wake_ns = e->h.ts;

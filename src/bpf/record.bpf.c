@@ -154,8 +154,17 @@ struct {
 	__type(value, struct irq_kstack_cache);
 } irq_stacks SEC(".maps");
 
+/* Set by user space to start and end the recording at one instant: while it is set, every
+ * program returns at once (through is_target and ctx_get). Set while the programs are
+ * attached one by one, and before any is detached: detaching one by one, with an RCU grace
+ * period each, left the context entries running without their exits for up to half a
+ * second, and every wake-up then got a stale softirq or timer as its waker. */
+bool stopping;
+
 static __always_inline bool is_target(__u32 tgid)
 {
+	if (stopping)
+		return false;
 	if (tgid == self_tgid)
 		return false;
 	if (filter_all)
@@ -592,6 +601,8 @@ static __always_inline struct cpu_ctx *ctx_get(void)
 {
 	__u32 zero = 0;
 
+	if (stopping)
+		return NULL;
 	return bpf_map_lookup_elem(&cpu_ctxs, &zero);
 }
 

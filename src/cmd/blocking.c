@@ -519,9 +519,15 @@ int cmd_blocking(int argc, char **argv)
 		if (!r.nr)
 			printf("No blocking episode%s.\n\n",
 			       f.pid || f.tid || f.comm || f.min_ns ? " matches the filters" : "");
-		printf("%zu episode%s, %.3f s traced on %s (%s); %s\n", r.nr, r.nr == 1 ? "" : "s",
-		       (t->end_ns - t->first_ns) / 1e9, t->hdr.host, t->hdr.kernel,
-		       trace__lost_summary(t, lost, sizeof(lost)));
+		size_t unknown = 0;
+
+		/* Ended, yet no wake-up event seen: the trace says nothing of their waker. */
+		for (i = 0; i < r.nr; i++)
+			unknown += r.eps[i].wake_kind == WAKE_UNKNOWN && !r.eps[i].unfinished;
+		printf("%zu episode%s, %.3f s traced on %s (%s); %zu UNKNOWN (ended with no "
+		       "wake-up event seen); %s\n",
+		       r.nr, r.nr == 1 ? "" : "s", (t->end_ns - t->first_ns) / 1e9, t->hdr.host,
+		       t->hdr.kernel, unknown, trace__lost_summary(t, lost, sizeof(lost)));
 	}
 	trace_symbols__delete(rp.syms);
 	block_report__free(&r);

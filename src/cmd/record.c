@@ -16,12 +16,17 @@ static const char usage_text[] =
 	"usage: srvscope record [-p PID[,PID...] | -a | -- COMMAND ARGS...] [options]\n"
 	"\n"
 	"Records scheduler switches, wake-ups (with what woke the thread: a hard irq, a softirq,\n"
-	"a timer or a task), blocking syscalls and stacks into a trace file.\n"
+	"a timer or a task), blocking syscalls and stacks into a trace file. With -- COMMAND,\n"
+	"exits with the command's status when its exit ends the recording (1 when it cannot\n"
+	"be run: no trace is left).\n"
 	"\n"
-	"  -p, --pid PID[,PID]    processes to record (their children are followed)\n"
+	"  -p, --pid PID[,PID]    processes to record, with their whole trees: the children\n"
+	"                         they have (of any depth) and those they fork\n"
+	"      --no-children      -p: only the processes named (their forks still followed)\n"
 	"  -a, --all              every task on the system\n"
-	"  -d, --duration SECS    stop after SECS seconds (default: at Ctrl-C, or when the\n"
-	"                         command or every target process has exited)\n"
+	"  -d, --duration SECS    stop SECS seconds after the trace's start (default: at\n"
+	"                         Ctrl-C, SIGTERM or SIGHUP, or when the command or every\n"
+	"                         target process has exited)\n"
 	"  -o, --output FILE      trace file (default " RECORD_DEFAULT_OUTPUT "), created with\n"
 	"                         mode 0600; never written through a symbolic link\n"
 	"      --force            replace FILE if it exists (by default an existing FILE is\n"
@@ -158,11 +163,13 @@ int cmd_record(int argc, char **argv)
 		OPT_STACK_REFRESH,
 		OPT_READ_TIMER,
 		OPT_CALL_GRAPH,
+		OPT_NO_CHILDREN,
 		OPT_FORCE
 	};
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"all", no_argument, NULL, 'a'},
+		{"no-children", no_argument, NULL, OPT_NO_CHILDREN},
 		{"duration", required_argument, NULL, 'd'},
 		{"output", required_argument, NULL, 'o'},
 		{"force", no_argument, NULL, OPT_FORCE},
@@ -189,7 +196,7 @@ int cmd_record(int argc, char **argv)
 	struct stat st;
 	char *cmdline;
 	long hz;
-	int c, ret;
+	int c, ret, status;
 
 	while ((c = getopt_long(argc, argv, "+:p:ad:o:F:vh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -199,6 +206,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'a':
 			o.all = true;
+			break;
+		case OPT_NO_CHILDREN:
+			o.no_children = true;
 			break;
 		case 'd':
 			if (parse_double("-d", optarg, 0.001, 31536000, &o.duration))
@@ -283,8 +293,10 @@ int cmd_record(int argc, char **argv)
 	}
 	cmdline = join_args(argc, argv);
 	o.cmdline = cmdline;
-	ret = record__run(&o);
+	ret = record__run(&o, &status);
 	free(cmdline);
 	free(o.pids);
-	return ret ? 1 : 0;
+	if (ret)
+		return 1;
+	return status >= 0 ? status : 0; /* the command's, when its exit ended the recording */
 }

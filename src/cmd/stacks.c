@@ -15,15 +15,18 @@
 #include "snapshot/snapshot.h"
 #include "stacks/stacks.h"
 #include "stacks/cmdline.h"
+#include "stacks/tree.h"
 #include "util/escape.h"
 #include "util/util.h"
 
 static const char usage_text[] =
 	"usage: srvscope stacks -p PID [options]\n"
 	"\n"
-	"Shows the stack of every thread of PID, identical stacks grouped and counted.\n"
+	"Shows the stack of every thread of PID and of its descendants (the workers of a\n"
+	"server's master), identical stacks grouped and counted.\n"
 	"\n"
-	"  -p, --pid PID         process to look at (required)\n"
+	"  -p, --pid PID         process to look at, with its descendants (required)\n"
+	"      --no-children     PID alone, not its descendants\n"
 	"  -n, --samples COUNT   take COUNT samples and aggregate them (default 1)\n"
 	"  -i, --interval MS     milliseconds between samples (default 100)\n"
 	"  -f, --format FMT      text (default), raw (gdb style), folded, json, speedscope\n"
@@ -45,7 +48,7 @@ int cmd_stacks(int argc, char **argv)
 		{0},
 	};
 	struct stacks_cmdline cl;
-	struct stacks_session *session;
+	struct stacks_tree *tree;
 	struct stack_agg *agg;
 	long samples = 1, interval = 100, s;
 	enum output_format fmt = OUTPUT_TEXT;
@@ -81,8 +84,8 @@ int cmd_stacks(int argc, char **argv)
 	}
 	if (stacks_cmdline__finish(&cl, argc, argv, optind) < 0)
 		return 2;
-	session = stacks_session__new(cl.pid, &cl.opts);
-	if (!session)
+	tree = stacks_tree__new(cl.pid, &cl.opts, !cl.no_children);
+	if (!tree)
 		return 1;
 	stacks_cmdline__trap_signals();
 	agg = stack_agg__new(cl.opts.kernel);
@@ -93,9 +96,9 @@ int cmd_stacks(int argc, char **argv)
 
 		if (s)
 			stacks_cmdline__sleep_ms(interval);
-		snap = stacks_session__sample(session);
+		snap = stacks_tree__sample(tree);
 		if (!snap) {
-			ret = stacks_session__exit_status(session, s);
+			ret = stacks_tree__exit_status(tree, s);
 			break;
 		}
 		if (fmt == OUTPUT_RAW)
@@ -119,6 +122,6 @@ int cmd_stacks(int argc, char **argv)
 		}
 	}
 	stack_agg__delete(agg);
-	stacks_session__delete(session);
+	stacks_tree__delete(tree);
 	return ret;
 }

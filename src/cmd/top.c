@@ -17,18 +17,21 @@
 #include "snapshot/snapshot.h"
 #include "stacks/cmdline.h"
 #include "stacks/stacks.h"
+#include "stacks/tree.h"
 #include "util/escape.h"
 #include "util/util.h"
 
 static const char usage_text[] =
 	"usage: srvscope top -p PID [options]\n"
 	"\n"
-	"A live view of the stacks of every thread of PID, identical stacks grouped and\n"
-	"sorted by their share of the threads. Keys: q quit, space pause, t per-thread view,\n"
-	"k kernel frames, c cumulative/last-sample shares, / filter, arrows + Enter to\n"
-	"select and expand. When stdout is not a terminal, prints one snapshot per interval.\n"
+	"A live view of the stacks of every thread of PID and of its descendants, identical\n"
+	"stacks grouped and sorted by their share of the threads. Keys: q quit, space pause,\n"
+	"t per-thread view, k kernel frames, c cumulative/last-sample shares, / filter,\n"
+	"arrows + Enter to select and expand. When stdout is not a terminal, prints one\n"
+	"snapshot per interval.\n"
 	"\n"
-	"  -p, --pid PID          process to look at (required)\n"
+	"  -p, --pid PID          process to look at, with its descendants (required)\n"
+	"      --no-children      PID alone, not its descendants\n"
 	"  -i, --interval MS      milliseconds between refreshes (default 1000)\n"
 	"  -n, --iterations N     exit after N refreshes (default: run until q or a signal)\n"
 	"  -f, --format FMT       output when not on a terminal: raw (default), folded, json\n"
@@ -41,7 +44,7 @@ static const char usage_text[] =
 
 struct top {
 	struct stacks_cmdline cl;
-	struct stacks_session *session;
+	struct stacks_tree *tree;
 	long interval_ms, iterations;
 	enum output_format fmt;
 	bool fmt_given;
@@ -74,14 +77,14 @@ static int top__sample(struct top *tp)
 	size_t i;
 	int k;
 
-	snap = stacks_session__sample(tp->session);
+	snap = stacks_tree__sample(tp->tree);
 	if (!snap)
 		return -1;
 	tp->st.sample_ns = now_ns() - t0;
 	tp->st.capture_ns = snap->capture_ns;
 	tp->st.threads = snap->nr_threads;
 	tp->st.samples++;
-	tp->st.mode = stacks_session__mode(tp->session);
+	tp->st.mode = stacks_tree__mode(tp->tree);
 	tp->st.stall_ns = tp->st.stall_max_ns = 0;
 	for (i = 0; i < snap->nr_threads; i++) {
 		tp->st.stall_ns += snap->threads[i].stall_ns;
@@ -118,23 +121,23 @@ static const struct stack_agg *top__shown(struct top *tp, const struct tui_view 
 	return tp->last[k] ? tp->last[k] : tp->last[0];
 }
 
-/* 'k' without kernel stacks being taken: start taking them, with a new session in the
- * same mode. The kernel-frame aggregates start from this sample on. */
+/* 'k' without kernel stacks being taken: start taking them, with a new tree of sessions
+ * in the same mode. The kernel-frame aggregates start from this sample on. */
 static void top__capture_kernel(struct top *tp)
 {
 	struct stacks_opts opts = tp->cl.opts;
-	struct stacks_session *s;
+	struct stacks_tree *s;
 
 	opts.kernel = true;
-	opts.mode = strcmp(stacks_session__mode(tp->session), "nostop") ? STACKS_MODE_PTRACE
-									: STACKS_MODE_NOSTOP;
-	s = stacks_session__new(tp->cl.pid, &opts);
+	opts.mode = strcmp(stacks_tree__mode(tp->tree), "nostop") ? STACKS_MODE_PTRACE
+								  : STACKS_MODE_NOSTOP;
+	s = stacks_tree__new(tp->cl.pid, &opts, !tp->cl.no_children);
 	if (!s) {
 		snprintf(tp->message, sizeof(tp->message),
 			 "cannot take kernel stacks (the reason is printed on exit)");
 		return;
 	}
-	/* The latest sample's frames name strings of the old session: aggregate them first. */
+	/* The latest sample's frames name strings of the old sessions: aggregate them first. */
 	top__drop_aggs(tp->last);
 	if (tp->snap) {
 		tp->last[0] = stack_agg__new(false);
@@ -143,8 +146,8 @@ static void top__capture_kernel(struct top *tp)
 	}
 	snapshot__delete(tp->snap);
 	tp->snap = NULL;
-	stacks_session__delete(tp->session);
-	tp->session = s;
+	stacks_tree__delete(tp->tree);
+	tp->tree = s;
 	tp->cl.opts = opts;
 	tp->kernel_captured = true;
 	tp->st.kernel_captured = true;
@@ -172,7 +175,7 @@ static int top__screen(struct top *tp)
 
 		if (!tp->st.paused && now >= next) {
 			if (top__sample(tp) < 0) {
-				ret = stacks_session__exit_status(tp->session, refreshes);
+				ret = stacks_tree__exit_status(tp->tree, refreshes);
 				break;
 			}
 			next += tp->interval_ms * 1000000ull;
@@ -247,9 +250,9 @@ static int top__stream(struct top *tp)
 		}
 		if (ptrace_interrupted)
 			break;
-		snap = stacks_session__sample(tp->session);
+		snap = stacks_tree__sample(tp->tree);
 		if (!snap)
-			return stacks_session__exit_status(tp->session, i);
+			return stacks_tree__exit_status(tp->tree, i);
 		if (tp->fmt == OUTPUT_RAW) {
 			output__raw(stdout, snap);
 		} else {
@@ -332,17 +335,17 @@ int cmd_top(int argc, char **argv)
 	tp.cl.opts.kernel = tp.kernel_captured;
 	/* Before the screen is set up, so that ncurses leaves these signals to us. */
 	stacks_cmdline__trap_signals();
-	tp.session = stacks_session__new(tp.cl.pid, &tp.cl.opts);
-	if (!tp.session)
+	tp.tree = stacks_tree__new(tp.cl.pid, &tp.cl.opts, !tp.cl.no_children);
+	if (!tp.tree)
 		return 1;
 	tp.st.pid = tp.cl.pid;
 	tp.st.interval_ms = tp.interval_ms;
 	tp.st.kernel_captured = tp.kernel_captured;
-	tp.st.mode = stacks_session__mode(tp.session);
+	tp.st.mode = stacks_tree__mode(tp.tree);
 	ret = screen ? top__screen(&tp) : top__stream(&tp);
 	top__drop_aggs(tp.cum);
 	top__drop_aggs(tp.last);
 	snapshot__delete(tp.snap);
-	stacks_session__delete(tp.session);
+	stacks_tree__delete(tp.tree);
 	return ret;
 }

@@ -39,6 +39,8 @@ static json_t *group_json(const struct stack_group *g)
 		json_t *jt = json_object();
 
 		json_object_set_new(jt, "tid", json_integer(t->tid));
+		if (t->pid)
+			json_object_set_new(jt, "pid", json_integer(t->pid));
 		json_object_set_new(jt, "name", json_string(t->name));
 		json_object_set_new(jt, "state", json_string(state));
 		json_object_set_new(jt, "syscall", sc ? json_string(sc) : json_null());
@@ -65,6 +67,7 @@ void output__json(FILE *f, const struct stack_agg *agg, bool compact)
 	json_object_set_new(doc, "mode", json_string(agg->mode ? agg->mode : "ptrace"));
 	json_object_set_new(doc, "samples", json_integer(agg->samples));
 	json_object_set_new(doc, "threads", json_integer(agg->threads));
+	json_object_set_new(doc, "processes", json_integer(agg->processes ? agg->processes : 1));
 	json_object_set_new(doc, "exited_threads", json_integer(agg->exited));
 	json_object_set_new(doc, "failed_threads", json_integer(agg->failed));
 	json_object_set_new(stall, "total", json_integer(agg->stall.total_ns / 1000));

@@ -8,9 +8,11 @@
 
 static void header(FILE *f, const struct stack_agg *agg)
 {
-	fprintf(f, "pid %d (%s): %u thread%s, %u sample%s, mode %s", agg->pid, agg->comm,
-		agg->threads, agg->threads == 1 ? "" : "s", agg->samples,
-		agg->samples == 1 ? "" : "s", agg->mode);
+	fprintf(f, "pid %d (%s): %u thread%s", agg->pid, agg->comm, agg->threads,
+		agg->threads == 1 ? "" : "s");
+	if (agg->processes > 1) /* the process and its descendants */
+		fprintf(f, " in %u processes", agg->processes);
+	fprintf(f, ", %u sample%s, mode %s", agg->samples, agg->samples == 1 ? "" : "s", agg->mode);
 	if (agg->stall.nr)
 		fprintf(f, ", stall per thread mean %llu us, max %llu us",
 			(unsigned long long)(agg->stall.total_ns / agg->stall.nr / 1000),

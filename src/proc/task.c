@@ -100,6 +100,76 @@ char *proc_task__kstack(pid_t pid, pid_t tid)
 	return xstrdup(buf);
 }
 
+/* The parent pid of a process, from the field after the state in /proc/PID/stat. */
+static pid_t read_ppid(pid_t pid)
+{
+	char path[64], buf[512];
+	const char *close;
+	int ppid;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	close = strrchr(buf, ')');
+	if (!close || sscanf(close + 1, " %*c %d", &ppid) != 1)
+		return -1;
+	return ppid;
+}
+
+int proc__tree(const pid_t *roots, size_t nr, pid_t **out)
+{
+	pid_t *all = NULL, *tree = NULL;
+	int *parent = NULL;
+	size_t n = 0, cap = 0, nt = 0, capt = 0, i, j;
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return -errno;
+	/* Every process and its parent, then the trees grown from the roots breadth first:
+	 * one pass over /proc whatever the depth. */
+	while ((de = readdir(d))) {
+		pid_t pid, ppid;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		pid = atoi(de->d_name);
+		ppid = read_ppid(pid);
+		if (ppid <= 0)
+			continue;
+		xgrow((void **)&all, &cap, n + 1, sizeof(*all));
+		parent = xrealloc(parent, cap * sizeof(*parent));
+		all[n] = pid;
+		parent[n++] = ppid;
+	}
+	closedir(d);
+	for (i = 0; i < nr; i++) {
+		for (j = 0; j < nt && tree[j] != roots[i]; j++)
+			;
+		if (j < nt)
+			continue;
+		xgrow((void **)&tree, &capt, nt + 1, sizeof(*tree));
+		tree[nt++] = roots[i];
+	}
+	for (i = 0; i < nt; i++)
+		for (j = 0; j < n; j++) {
+			size_t k;
+
+			if (parent[j] != tree[i])
+				continue;
+			for (k = 0; k < nt && tree[k] != all[j]; k++)
+				;
+			if (k < nt)
+				continue;
+			xgrow((void **)&tree, &capt, nt + 1, sizeof(*tree));
+			tree[nt++] = all[j];
+		}
+	free(all);
+	free(parent);
+	*out = tree;
+	return nt;
+}
+
 static void read_tracer(pid_t pid, pid_t *tracer)
 {
 	char path[64], buf[4096], *p;

@@ -26,6 +26,11 @@ int proc_task__stat(pid_t pid, pid_t tid, struct task_stat *st);
  * Returns malloc'ed text, or NULL with errno set. */
 char *proc_task__kstack(pid_t pid, pid_t tid);
 
+/* The processes of the trees rooted at roots[0..nr): the roots, then every descendant
+ * (by parent pid in /proc/PID/stat), each once, into *out (malloc'ed). A root that is
+ * gone is still listed. Returns the count or -errno. */
+int proc__tree(const pid_t *roots, size_t nr, pid_t **out);
+
 /* Checks that pid can be sampled: it exists, is not a kernel thread nor srvscope itself,
  * and (unless allow_traced) is not traced by another tracer. Prints a one-line error
  * saying what to do and returns -errno when not. Fills comm (16 bytes) when non-NULL. */

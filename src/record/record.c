@@ -71,9 +71,20 @@ struct recorder {
 	int check_fd;		/* map ustack_checks, -1 without dumps */
 	struct rec_procs procs;
 
+	/* The target processes met: the trees at the start, then the children forked. */
+	struct u64map target_set;
+	pid_t *targets;
+	size_t nr_targets, cap_targets;
+	/* -d: when the recording ends (CLOCK_MONOTONIC ns), checked as records are drained
+	 * too, since under load draining alone can outlast the duration. */
+	uint64_t deadline;
+	bool past_deadline;
+	uint64_t last_ts; /* the latest event's time */
+
 	pid_t child;
 	int child_status;
 	bool child_done;
+	int exec_fd; /* the command's exec: EOF when it ran, its errno when it failed */
 	int *perf_fds;
 	struct bpf_link **perf_links;
 };
@@ -86,6 +97,22 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 static int libbpf_silent(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	return 0;
+}
+
+/* Sets the process's bit in the BPF program's target set (its .bss, mapped here) and
+ * keeps it in the list of targets. */
+static void track_target(struct recorder *r, pid_t pid)
+{
+	bool created;
+
+	__atomic_fetch_or(
+		&r->skel->bss->target_bits[(pid / 64) % ARRAY_SIZE(r->skel->bss->target_bits)],
+		1ull << (pid % 64), __ATOMIC_SEQ_CST);
+	u64map__slot(&r->target_set, (uint64_t)pid, &created);
+	if (!created)
+		return;
+	xgrow((void **)&r->targets, &r->cap_targets, r->nr_targets + 1, sizeof(*r->targets));
+	r->targets[r->nr_targets++] = pid;
 }
 
 /* ---- the ring buffer ---- */
@@ -175,8 +202,7 @@ static void on_fp_stack(struct recorder *r, const struct rec_stack *s)
 			while (nr < s->nr && in_exec_map(p->maps, ips[nr]))
 				nr++;
 	}
-	write_stack(r, s->id, TRACE_STACK_USER | (nr < s->nr ? TRACE_STACK_TRUNCATED : 0), ips,
-		    nr);
+	write_stack(r, s->id, TRACE_STACK_USER | (nr < s->nr ? TRACE_STACK_TRUNCATED : 0), ips, nr);
 }
 
 /* Where an event keeps the id of a user stack; NULL for events without one. */
@@ -236,6 +262,8 @@ static int on_record(void *ctx, void *data, size_t size)
 		e = rewrite_ustack(r, e, &copy);
 	trace_writer__add_event(r->w, e);
 	r->pending++;
+	if (e->h.ts > r->last_ts)
+		r->last_ts = e->h.ts;
 
 	switch (e->h.type) {
 	case REC_SWITCH:
@@ -260,6 +288,10 @@ static int on_record(void *ctx, void *data, size_t size)
 		break;
 	}
 	case REC_FORK:
+		/* A new process (not a thread): the kernel side made it a target already. */
+		if (!r->o->all && e->h.pid && e->h.pid != e->task.parent_pid)
+			track_target(r, e->h.pid);
+		/* fall through */
 	case REC_WAKING:
 	case REC_SAMPLE:
 		if (e->h.pid)
@@ -272,6 +304,11 @@ static int on_record(void *ctx, void *data, size_t size)
 		if (err && !r->err)
 			r->err = err;
 		r->pending = 0;
+	}
+	/* Stop draining: the loop ends the recording. The record is written: it counts. */
+	if (r->deadline && record_now(r) >= r->deadline) {
+		r->past_deadline = true;
+		return -ECANCELED;
 	}
 	return 0;
 }
@@ -333,6 +370,13 @@ static int write_info(struct recorder *r)
 	return trace_writer__section(r->w, SEC_INFO, buf, n);
 }
 
+static bool process_gone(pid_t pid)
+{
+	struct task_stat st;
+
+	return proc_task__stat(pid, pid, &st) || st.state == 'Z' || st.state == 'X';
+}
+
 /* Where the threads of pid are blocked as the recording starts, read by the BPF task
  * iterator (the target never stops); NULL when the kernel does not allow it. */
 static struct snapshot *start_stacks(pid_t pid)
@@ -345,13 +389,18 @@ static struct snapshot *start_stacks(pid_t pid)
 
 	if (!nostop__available(why, sizeof(why)))
 		return NULL;
+	/* The session's error would be out of context: held, and said below with what it
+	 * means for the recording, or not at all when the process simply exited (its exit
+	 * is in the trace). */
+	util_hold_errors(why, sizeof(why));
 	s = stacks_session__new(pid, &so);
 	snap = s ? stacks_session__sample(s) : NULL;
 	stacks_session__delete(s);
-	/* The session said why on the line above; say what it means for the recording. */
-	if (!snap)
-		warning("recording %d anyway: its threads already blocked will have no stacks",
-			pid);
+	util_hold_errors(NULL, 0);
+	if (!snap && !process_gone(pid))
+		warning("no stacks for the threads of %d already blocked as the recording "
+			"starts (%s): their first wait has none; the recording goes on",
+			pid, why);
 	return snap;
 }
 
@@ -428,7 +477,7 @@ static void snapshot_process(struct recorder *r, pid_t pid, uint64_t ts,
 static void snapshot_targets(struct recorder *r)
 {
 	uint64_t ts = now_ns();
-	size_t i;
+	size_t i, n = r->nr_targets; /* not the children forked meanwhile: they start fresh */
 
 	if (r->o->all) {
 		DIR *d = opendir("/proc");
@@ -442,12 +491,40 @@ static void snapshot_targets(struct recorder *r)
 			closedir(d);
 		return;
 	}
-	for (i = 0; i < r->o->nr_pids; i++) {
-		struct snapshot *snap = r->o->no_stacks ? NULL : start_stacks(r->o->pids[i]);
+	for (i = 0; i < n && !(r->deadline && now_ns() >= r->deadline); i++) {
+		pid_t pid = r->targets[i];
+		struct snapshot *snap;
 
-		snapshot_process(r, r->o->pids[i], ts, snap);
+		if (pid == r->child) /* not the command yet: it starts from its exec */
+			continue;
+		snap = r->o->no_stacks ? NULL : start_stacks(pid);
+		snapshot_process(r, pid, ts, snap);
 		snapshot__delete(snap);
-		rec_procs__seen(&r->procs, r->o->pids[i], ts);
+		rec_procs__seen(&r->procs, pid, ts);
+	}
+}
+
+/* -p: the processes named and, unless --no-children, every descendant they already have.
+ * The kernel side follows forks from the moment a parent's bit is set, so the listing is
+ * repeated until it finds nothing new: a child forked by a process before its bit was set
+ * is found by the next listing. */
+static void follow_trees(struct recorder *r)
+{
+	size_t before, i;
+	pid_t *tree = NULL;
+	int round, n;
+
+	if (r->o->no_children || !r->o->nr_pids)
+		return; /* -a has every process; a command has no child yet */
+	for (round = 0; round < 8; round++) {
+		before = r->nr_targets;
+		n = proc__tree(r->targets, r->nr_targets, &tree);
+		for (i = 0; n > 0 && i < (size_t)n; i++)
+			track_target(r, tree[i]);
+		free(tree);
+		tree = NULL;
+		if (n < 0 || r->nr_targets == before)
+			break;
 	}
 }
 
@@ -476,35 +553,73 @@ static void fill_header(struct trace_file_header *h, const struct recorder *r)
 
 /* The command starts stopped on a pipe: it becomes a target before its first instruction
  * and runs once the programs are attached. */
+/* The command starts stopped on a pipe: it becomes a target before its first instruction
+ * and runs once the programs are attached. A second pipe, closed by a successful exec,
+ * brings back the errno of a failed one. */
 static int launch(struct recorder *r, int *go_fd)
 {
-	int p[2];
+	int p[2], x[2];
 	pid_t pid;
 
 	if (pipe2(p, O_CLOEXEC))
 		return error("cannot create a pipe: %s", strerror(errno));
+	if (pipe2(x, O_CLOEXEC)) {
+		close(p[0]);
+		close(p[1]);
+		return error("cannot create a pipe: %s", strerror(errno));
+	}
 	pid = fork();
 	if (pid < 0) {
 		close(p[0]);
 		close(p[1]);
+		close(x[0]);
+		close(x[1]);
 		return error("cannot fork: %s", strerror(errno));
 	}
 	if (!pid) {
 		char c;
+		int e;
 
 		close(p[1]);
+		close(x[0]);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
 		if (read(p[0], &c, 1) != 1)
 			_exit(127);
 		execvp(r->o->argv[0], r->o->argv);
-		fprintf(stderr, "srvscope: cannot run '%s': %s\n", r->o->argv[0], strerror(errno));
+		e = errno;
+		if (write(x[1], &e, sizeof(e)) != sizeof(e))
+			_exit(127);
 		_exit(127);
 	}
 	close(p[0]);
+	close(x[1]);
 	r->child = pid;
+	r->exec_fd = x[0];
 	*go_fd = p[1];
 	return 0;
+}
+
+/* Lets the command run; returns 0 once it has exec'ed, or -ENOEXEC after saying why
+ * it could not. */
+static int start_command(struct recorder *r, int go_fd)
+{
+	ssize_t n;
+	int e = 0;
+
+	if (write(go_fd, "g", 1) != 1)
+		e = errno;
+	else
+		while ((n = read(r->exec_fd, &e, sizeof(e))) < 0 && errno == EINTR)
+			;
+	close(r->exec_fd);
+	r->exec_fd = -1;
+	if (!e)
+		return 0;
+	error("cannot run '%s': %s%s", r->o->argv[0], strerror(e),
+	      e == ENOENT ? " (check its name, its path or $PATH)" : "");
+	return -ENOEXEC;
 }
 
 static int open_samplers(struct recorder *r)
@@ -616,8 +731,8 @@ static bool targets_alive(const struct recorder *r)
 {
 	size_t i;
 
-	for (i = 0; i < r->o->nr_pids; i++)
-		if (!kill(r->o->pids[i], 0) || errno != ESRCH)
+	for (i = 0; i < r->nr_targets; i++)
+		if (!process_gone(r->targets[i]))
 			return true;
 	return false;
 }
@@ -626,9 +741,7 @@ static void loop(struct recorder *r, uint64_t *lost)
 {
 	const struct record_opts *o = r->o;
 	bool show = o->progress > 0 || (o->progress < 0 && isatty(2));
-	/* -d counts from now, when events flow: loading and attaching the programs and
-	 * reading the targets take a while on a loaded machine, and would eat into it. */
-	uint64_t end = o->duration > 0 ? now_ns() + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
+	uint64_t end = r->deadline ? r->deadline : UINT64_MAX;
 	uint64_t last_flush = r->start_ns, last_progress = r->start_ns, last_events = 0;
 	uint64_t last_alive = r->start_ns;
 
@@ -639,7 +752,7 @@ static void loop(struct recorder *r, uint64_t *lost)
 		r->now = 0; /* the poll may wait: the first record reads the clock */
 		err = ring_buffer__poll(r->rb, o->read_timer_ms ? (int)o->read_timer_ms : POLL_MS);
 
-		if (err < 0 && err != -EINTR) {
+		if (err < 0 && err != -EINTR && !(err == -ECANCELED && r->past_deadline)) {
 			r->err = err;
 			break;
 		}
@@ -656,7 +769,7 @@ static void loop(struct recorder *r, uint64_t *lost)
 		}
 		if (show && now - last_progress >= PROGRESS_NS)
 			progress(r, now, &last_progress, &last_events, lost);
-		if (now >= end)
+		if (now >= end || r->past_deadline)
 			break;
 		if (r->child && waitpid(r->child, &r->child_status, WNOHANG) == r->child) {
 			r->child_done = true;
@@ -672,14 +785,6 @@ static void loop(struct recorder *r, uint64_t *lost)
 	}
 	if (show)
 		fprintf(stderr, "\r\033[K");
-}
-
-/* Sets the process's bit in the BPF program's target set (its .bss, mapped here). */
-static void add_target(struct recorder *r, pid_t pid)
-{
-	__atomic_fetch_or(
-		&r->skel->bss->target_bits[(pid / 64) % ARRAY_SIZE(r->skel->bss->target_bits)],
-		1ull << (pid % 64), __ATOMIC_SEQ_CST);
 }
 
 static int load(struct recorder *r)
@@ -733,17 +838,32 @@ static void print_summary(struct recorder *r, const uint64_t *lost, uint64_t eve
 		trace_lost__format(lost, r->nr_cpus, buf, sizeof(buf)));
 }
 
-int record__run(const struct record_opts *o)
+/* Ends the recording at one instant: every BPF program returns at once from now on, so the
+ * links can be destroyed one by one without leaving half of them running. Returns the
+ * end of the trace: that instant, or the last event's time if one was stamped later
+ * (a program already past its check). */
+static uint64_t stop_sources(struct recorder *r)
 {
-	struct recorder r = {.o = o, .check_fd = -1};
+	uint64_t end_ns;
 
-	ustacks__init(&r.ustacks, (uint64_t)(o->stack_refresh_ms * 1e6), o->ustack_dump_bytes);
+	__atomic_store_n(&r->skel->bss->stopping, true, __ATOMIC_SEQ_CST);
+	end_ns = now_ns();
+	close_samplers(r);
+	record_bpf__detach(r->skel);
+	return end_ns;
+}
+
+int record__run(const struct record_opts *o, int *cmd_status)
+{
+	struct recorder r = {.o = o, .exec_fd = -1, .check_fd = -1};
 	struct trace_file_header hdr;
 	struct sigaction sa = {.sa_handler = on_stop};
 	uint64_t *lost = NULL, end_ns, events;
 	int go_fd = -1, err = 0;
 	size_t i;
 
+	*cmd_status = -1;
+	ustacks__init(&r.ustacks, (uint64_t)(o->stack_refresh_ms * 1e6), o->ustack_dump_bytes);
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
 		return error("this kernel has no BTF type information (/sys/kernel/btf/vmlinux is "
 			     "missing): recording needs a kernel built with "
@@ -764,9 +884,14 @@ int record__run(const struct record_opts *o)
 		goto out_destroy;
 	}
 	for (i = 0; i < o->nr_pids; i++)
-		add_target(&r, o->pids[i]);
+		track_target(&r, o->pids[i]);
 
+	/* The trace's start, after loading (which can take a second on a loaded machine) and
+	 * milliseconds before the attach: -d counts from here, so the trace spans it, reading
+	 * the targets included. */
 	r.start_ns = now_ns();
+	if (o->duration > 0)
+		r.deadline = r.start_ns + (uint64_t)(o->duration * 1e9);
 	fill_header(&hdr, &r);
 	r.w = trace_writer__open(o->output, o->force, &hdr);
 	rec_procs__init(&r.procs, r.w, o->all);
@@ -780,9 +905,9 @@ int record__run(const struct record_opts *o)
 			err = -ECHILD;
 			goto out_close;
 		}
-		add_target(&r, r.child);
+		track_target(&r, r.child);
 	}
-	if ((err = write_info(&r)) || (err = write_kallsyms(&r))) {
+	if ((err = write_info(&r))) {
 		error("cannot write '%s': %s", o->output, strerror(-err));
 		goto out_close;
 	}
@@ -792,34 +917,56 @@ int record__run(const struct record_opts *o)
 		error("cannot set up the ring buffer: %s", strerror(errno));
 		goto out_close;
 	}
+	/* The programs are attached one by one (sched_switch before sched_waking): held
+	 * until all are, so that events start at one instant too. Otherwise the switches of
+	 * the first milliseconds have no wakings: their episodes' wakers were UNKNOWN. */
+	r.skel->bss->stopping = true;
 	err = record_bpf__attach(r.skel);
 	if (err) {
 		error("cannot attach to the scheduler tracepoints: %s", strerror(-err));
 		goto out_close;
 	}
+	__atomic_store_n(&r.skel->bss->stopping, false, __ATOMIC_SEQ_CST);
 	if (o->on_cpu_hz && open_samplers(&r)) {
 		err = -ENODEV;
 		goto out_close;
 	}
+	follow_trees(&r);
 	snapshot_targets(&r);
+	/* Compressing kallsyms takes a fifth of a second: done with events flowing (into the
+	 * ring), not between the trace's start and the attach; after the start snapshot (its
+	 * states are the targets' as events begin), before the command runs (its first events
+	 * are drained while its fds can still be described). */
+	err = write_kallsyms(&r);
+	if (err) {
+		error("cannot write '%s': %s", o->output, strerror(-err));
+		goto out_close;
+	}
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL); /* a closed ssh session: end cleanly too */
+	signal(SIGPIPE, SIG_IGN);     /* and stderr gone with it must not kill us */
 	if (go_fd >= 0) {
-		if (write(go_fd, "g", 1) != 1)
-			warning("cannot start the command: %s", strerror(errno));
+		err = start_command(&r, go_fd);
 		close(go_fd);
 		go_fd = -1;
+		if (err) {
+			waitpid(r.child, &r.child_status, 0);
+			r.child_done = true;
+			goto out_close;
+		}
 	}
 	loop(&r, lost);
 
 	/* Stop the sources, then take what they left in the ring. */
-	close_samplers(&r);
-	record_bpf__detach(r.skel);
+	end_ns = stop_sources(&r);
 	r.now = 0;
+	r.deadline = 0;
 	ring_buffer__consume(r.rb);
-	end_ns = now_ns();
+	if (r.last_ts > end_ns)
+		end_ns = r.last_ts;
 	rec_procs__check_all(&r.procs, UINT64_MAX - 1);
 	write_lost(&r, lost);
 	events = trace_writer__events(r.w);
@@ -835,22 +982,33 @@ int record__run(const struct record_opts *o)
 		notice("unwound %" PRIu64 " user stack copies (%" PRIu64 " gave no frame; %" PRIu64
 		       " checkable for reuse, %" PRIu64 " not)",
 		       r.ustacks.dumps, r.ustacks.failed, r.ustacks.checked, r.ustacks.unchecked);
+	if (r.child_done)
+		*cmd_status = WIFEXITED(r.child_status) ? WEXITSTATUS(r.child_status)
+							: 128 + WTERMSIG(r.child_status);
 out_close:
 	if (go_fd >= 0)
 		close(go_fd); /* the child sees EOF and exits without running the command */
+	if (r.exec_fd >= 0)
+		close(r.exec_fd);
 	if (r.child && !r.child_done) {
 		/* The recording ended first (-d, a signal, an error): so does the command. */
 		kill(r.child, SIGTERM);
 		waitpid(r.child, &r.child_status, 0);
 	}
-	if (r.w)
+	if (r.w) {
 		trace_writer__close(r.w, now_ns());
+		/* Nothing was recorded: no trace is left to be taken for one. */
+		if (err == -ENOEXEC)
+			unlink(o->output);
+	}
 out_destroy:
 	close_samplers(&r);
 	ring_buffer__free(r.rb);
 	record_bpf__destroy(r.skel);
 	rec_procs__free(&r.procs);
 	u64map__free(&r.stacks_seen);
+	u64map__free(&r.target_set);
+	free(r.targets);
 	ustacks__free(&r.ustacks);
 	free(lost);
 	return err;

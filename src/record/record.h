@@ -17,6 +17,7 @@
 struct record_opts {
 	pid_t *pids; /* -p */
 	size_t nr_pids;
+	bool no_children; /* -p: the processes named only, not their existing descendants */
 	bool all;		    /* -a */
 	char **argv;		    /* -- COMMAND ARGS..., NULL-terminated; NULL when none */
 	double duration;	    /* seconds, 0: until stopped */
@@ -34,8 +35,11 @@ struct record_opts {
 	const char *cmdline;	 /* what was run, saved in the file */
 };
 
-/* Records until the duration elapses, SIGINT/SIGTERM arrives, the launched command exits or
- * every target process is gone. Errors are reported on stderr. Returns 0 or -errno. */
-int record__run(const struct record_opts *o);
+/* Records until the duration elapses, SIGINT/SIGTERM/SIGHUP arrives, the launched command
+ * exits or every target process is gone. Errors are reported on stderr. Returns 0 or
+ * -errno (-ENOEXEC when the command could not be run: no trace is left). *cmd_status: the
+ * command's exit status as a shell gives it (128 + the signal that killed it) when its
+ * exit ended the recording, -1 otherwise. */
+int record__run(const struct record_opts *o, int *cmd_status);
 
 #endif

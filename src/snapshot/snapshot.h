@@ -37,6 +37,7 @@ struct frame {
 
 struct thread_sample {
 	pid_t tid;
+	pid_t pid; /* its process (a process tree's samples are merged) */
 	char name[16];
 	char state;   /* as in /proc/PID/task/TID/stat, before we touched the thread */
 	long syscall; /* syscall number it is blocked in, -1 if none (running in user space) */
@@ -73,6 +74,7 @@ struct snapshot {
 	uint64_t freeze_ns;  /* --consistent: how long all threads were frozen together */
 	unsigned int exited; /* threads that exited while being sampled, skipped */
 	unsigned int failed; /* threads that could not be sampled for another reason */
+	unsigned int procs;  /* processes whose threads are here (a process tree's) */
 
 	struct thread_sample *threads;
 	size_t nr_threads, cap_threads;

@@ -35,6 +35,9 @@ int stacks_cmdline__option(struct stacks_cmdline *cl, int c, const char *arg)
 	case 'C':
 		cl->opts.consistent = true;
 		return 1;
+	case 'N':
+		cl->no_children = true;
+		return 1;
 	case 'S':
 		if (parse_long("--stack-size", arg, 1024, 1 << 20, &v))
 			return -1;

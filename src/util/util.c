@@ -15,12 +15,27 @@
 #include "util/util.h"
 
 bool util_quiet;
+static char *held;
+static size_t held_size;
+
+void util_hold_errors(char *buf, size_t size)
+{
+	held = buf;
+	held_size = size;
+	if (buf && size)
+		buf[0] = '\0';
+}
 
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
 	char buf[1024];
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (held) {
+		if (held_size && !held[0]) /* the first one says why */
+			snprintf(held, held_size, "%s", buf);
+		return;
+	}
 	fprintf(stderr, "srvscope: %s%s\n", prefix, buf);
 }
 

@@ -18,6 +18,11 @@ void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints a notice to stderr unless quiet mode is set. */
 void notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern bool util_quiet;
+/* From now on the first error or warning goes into buf (size bytes, without the
+ * "srvscope: " prefix) instead of stderr, and the others nowhere, until called with NULL:
+ * for a caller that knows better what a failure means (a process that exited) and says
+ * so itself. */
+void util_hold_errors(char *buf, size_t size);
 
 /* Allocation that never returns NULL: running out of memory ends srvscope with a
  * message (the target is never affected: the kernel detaches it). */

@@ -136,9 +136,43 @@ static void stats(void)
 	   "sleeping states block; running and dead ones do not");
 }
 
+/* The waker on another CPU can fire sched_waking between the thread's block and its
+ * sched_switch: the waking comes first in time and still ends the episode that follows.
+ * A waking whose wake-up completes without a block (the thread had not slept yet) is
+ * no later episode's. */
+static void early_waking(void)
+{
+	struct tb b;
+	struct block_report r;
+	struct trace *t;
+
+	tb_open(&b);
+	trace_writer__add_name(b.w, 20, 20, "worker");
+	tb_waking_task(&b, 1000, 20, 20, 30, "waker", 0x4, 0x5);
+	tb_switch(&b, 1001, 20, 20, 1, 0, 0, 202, -1, 0x1, 0x2);
+	tb_simple(&b, 1010, REC_WAKEUP, 20, 20);
+	tb_switch(&b, 1100, 0, 0, 0, 20, 20, -1, -1, 0, 0);
+	/* woken before it slept: no block follows, the wake-up completes */
+	tb_waking_irq(&b, 2000, 20, 20, WAKE_SOFTIRQ, 3, 0, 0x3);
+	tb_simple(&b, 2001, REC_WAKEUP, 20, 20);
+	tb_switch(&b, 3000, 20, 20, 1, 0, 0, 202, -1, 0x1, 0x2);
+	tb_switch(&b, 3100, 0, 0, 0, 20, 20, -1, -1, 0, 0);
+	t = tb_read(&b, 4000);
+	blocking__analyze(t, NULL, &r);
+	is_int(r.nr, 2, "two episodes");
+	ok(r.nr == 2 && r.eps[0].wake_kind == WAKE_TASK && r.eps[0].waker_tid == 30 &&
+		   r.eps[0].wake_ns == 1000,
+	   "a waking just before the switch-out ends that episode");
+	ok(r.nr == 2 && r.eps[1].wake_kind == WAKE_UNKNOWN,
+	   "a waking whose wake-up completed before the block is not the next episode's");
+	block_report__free(&r);
+	trace__close(t);
+}
+
 int main(void)
 {
 	episodes();
+	early_waking();
 	filters();
 	stats();
 	return done_testing();
