@@ -374,7 +374,9 @@ static bool process_gone(pid_t pid)
 {
 	struct task_stat st;
 
-	return proc_task__stat(pid, pid, &st) || st.state == 'Z' || st.state == 'X';
+	/* A zombie leader whose other threads run on (it called pthread_exit) is not gone. */
+	return proc_task__stat(pid, pid, &st) ||
+	       ((st.state == 'Z' || st.state == 'X') && proc__live_tid(pid) < 0);
 }
 
 /* Where the threads of pid are blocked as the recording starts, read by the BPF task
@@ -775,7 +777,8 @@ static void loop(struct recorder *r, uint64_t *lost)
 			r->child_done = true;
 			break;
 		}
-		if (o->nr_pids && now - last_alive >= 200000000ull) {
+		/* Every 50 ms: a target's death ends the recording well within a second. */
+		if (o->nr_pids && now - last_alive >= 50000000ull) {
 			last_alive = now;
 			if (!targets_alive(r)) {
 				notice("every target process has exited");
@@ -863,7 +866,6 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	size_t i;
 
 	*cmd_status = -1;
-	ustacks__init(&r.ustacks, (uint64_t)(o->stack_refresh_ms * 1e6), o->ustack_dump_bytes);
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
 		return error("this kernel has no BTF type information (/sys/kernel/btf/vmlinux is "
 			     "missing): recording needs a kernel built with "
@@ -878,6 +880,7 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	if (r.nr_cpus <= 0)
 		return error("cannot count the CPUs: %s", strerror(-r.nr_cpus)), r.nr_cpus;
 	lost = xcalloc((size_t)r.nr_cpus * LOST_REASONS, sizeof(*lost));
+	ustacks__init(&r.ustacks, (uint64_t)(o->stack_refresh_ms * 1e6), o->ustack_dump_bytes);
 
 	if (load(&r)) {
 		err = -EPERM;
