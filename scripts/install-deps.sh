@@ -16,6 +16,13 @@ for p in $PKGS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
 		missing="$missing $p"
 done
+# Debian ships / as 0755. A root made from a 0700 directory (a chroot unpacked into
+# mktemp -d) lets no other user reach anything, and the servers the tests start drop to
+# their own users (postgres, www-data): give / the mode Debian gives it.
+if [ "$(id -u)" = 0 ] && [ "$(stat -c %a /)" != 755 ] && [ "$(stat -c %U /)" = root ]; then
+	echo "srvscope: / is mode $(stat -c %a /), so no user but root can reach anything; setting it to 755 as Debian ships it"
+	chmod 755 /
+fi
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" != 0 ]; then
 	echo "srvscope: missing packages:$missing; run 'sudo scripts/install-deps.sh'" >&2
