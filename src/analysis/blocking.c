@@ -200,6 +200,8 @@ static void analyze(const struct trace *t, const struct block_filter *f, struct 
 		const struct rec *e = t->ev[i];
 		struct thr *th;
 
+		trace__done_before(t, i);
+
 		switch (e->h.type) {
 		case REC_SWITCH:
 			if (e->sw.flags & SWITCH_PREV_TARGET) {

@@ -245,6 +245,8 @@ static void collect(const struct trace *t, enum flame_kind kind, const struct fl
 			const struct rec *e = t->ev[i];
 			struct gkey k;
 
+			trace__done_before(t, i);
+
 			if (e->h.type != REC_SAMPLE || !thread_ok(t, f, e->h.tid, e->h.pid))
 				continue;
 			memset(&k, 0, sizeof(k));

@@ -37,6 +37,7 @@ _Static_assert(sizeof(struct rec_switch) == sizeof(struct rec_switch_v1), "switc
 struct run {
 	const struct rec *r;
 	size_t n;
+	size_t last; /* index in t->ev of its last event in time order */
 };
 
 /* A process's title as the recording first saw it (SEC_TITLE). */
@@ -50,10 +51,15 @@ struct priv {
 	struct title *titles;
 	size_t nr_titles, cap_titles;
 	struct u64map stack_idx, thread_idx;
-	void *map;
+	void *map; /* the file, when trace__open mapped it: its pages may be released */
 	size_t map_len;
 	struct run *runs;
 	size_t nr_runs, cap_runs;
+	/* Releasing the pages of events already read (trace__done_before): the runs in the
+	 * order their last events come in time, the next of them to release, and the index
+	 * in t->ev from which it may be. */
+	struct run **by_last;
+	size_t next_release, release_at, done;
 	size_t cap_stacks, cap_maps, cap_fds, cap_threads;
 	uint32_t cache_tid[256]; /* direct-mapped cache in front of thread_idx */
 	uint32_t cache_idx[256]; /* index + 1; 0: empty */
@@ -295,8 +301,8 @@ static int parse_section(struct trace *t, uint16_t type, const char *p, size_t s
 
 		memcpy(h, p, size < sizeof(h) ? 0 : sizeof(h));
 		if (size < sizeof(h) || h[3] > size - sizeof(h))
-			return fail(err, errlen, "title section with a bad length at offset %" PRIu64,
-				    off);
+			return fail(err, errlen,
+				    "title section with a bad length at offset %" PRIu64, off);
 		xgrow((void **)&pr->titles, &pr->cap_titles, pr->nr_titles + 1,
 		      sizeof(*pr->titles));
 		pr->titles[pr->nr_titles].pid = h[2];
@@ -344,6 +350,106 @@ static int parse_section(struct trace *t, uint16_t type, const char *p, size_t s
 	}
 }
 
+/* Drops the file's pages under [lo, hi) (rounded out to whole pages) from the process's
+ * memory. The mapping is private, read-only and never written, so this loses nothing: a
+ * later read faults the pages back in from the page cache. It keeps a report's memory near
+ * what the report holds rather than the size of the trace. Only for a file trace__open
+ * mapped: a caller's buffer is not the reader's to drop.
+ * A fault maps the cached pages around the one asked for too (fault-around, 64 KiB by
+ * default): reading the start of the next part maps back the end of the part released
+ * before it. So the range released reaches FAULT_AROUND below lo, where those are. */
+#define FAULT_AROUND (64u << 10)
+static void release(const struct priv *p, const void *lo, const void *hi)
+{
+	static uintptr_t page;
+	uintptr_t base = (uintptr_t)p->map, a, b;
+
+	if (!p->map || (uintptr_t)lo < base || (uintptr_t)hi > base + p->map_len || lo >= hi)
+		return;
+	if (!page)
+		page = sysconf(_SC_PAGESIZE);
+	a = (uintptr_t)lo - base > FAULT_AROUND ? (uintptr_t)lo - FAULT_AROUND : base;
+	a &= ~(page - 1);
+	b = ((uintptr_t)hi + page - 1) & ~(page - 1);
+	madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+static int cmp_last(const void *a, const void *b)
+{
+	const struct run *x = *(const struct run *const *)a, *y = *(const struct run *const *)b;
+
+	return x->last < y->last ? -1 : x->last > y->last;
+}
+
+/* Which run holds event e; runs in file order, and events in time order come nearly in
+ * file order, so the run of the previous event (or the next one) is nearly always it. */
+static struct run *run_of(struct priv *p, const struct rec *e, size_t *hint)
+{
+	size_t lo = 0, hi = p->nr_runs, k;
+
+	for (k = *hint; k < p->nr_runs && k <= *hint + 1; k++)
+		if (e >= p->runs[k].r && e < p->runs[k].r + p->runs[k].n)
+			return &p->runs[*hint = k];
+	while (lo < hi) { /* the runs from the file lie in ascending addresses */
+		size_t mid = (lo + hi) / 2;
+
+		if (e < p->runs[mid].r)
+			hi = mid;
+		else if (e >= p->runs[mid].r + p->runs[mid].n)
+			lo = mid + 1;
+		else
+			return &p->runs[*hint = mid];
+	}
+	for (k = 0; k < p->nr_runs; k++) /* a decompressed or converted run, on the heap */
+		if (e >= p->runs[k].r && e < p->runs[k].r + p->runs[k].n)
+			return &p->runs[*hint = k];
+	return NULL;
+}
+
+/* Notes where each run of events is read for the last time in time order, for
+ * trace__done_before. */
+static void plan_release(struct trace *t)
+{
+	struct priv *p = t->priv;
+	size_t i, hint = 0;
+
+	if (!p->map || !p->nr_runs)
+		return;
+	for (i = 0; i < t->nr_ev; i++) {
+		struct run *r = run_of(p, t->ev[i], &hint);
+
+		if (r)
+			r->last = i;
+	}
+	p->by_last = xmalloc(p->nr_runs * sizeof(*p->by_last));
+	for (i = 0; i < p->nr_runs; i++)
+		p->by_last[i] = &p->runs[i];
+	qsort(p->by_last, p->nr_runs, sizeof(*p->by_last), cmp_last);
+	p->release_at = p->by_last[0]->last + 1;
+}
+
+void trace__done_before(const struct trace *t, size_t i)
+{
+	struct priv *p = t->priv;
+
+	if (!p->by_last)
+		return;
+	if (i >= p->release_at) {
+		while (p->next_release < p->nr_runs && p->by_last[p->next_release]->last < i) {
+			const struct run *r = p->by_last[p->next_release++];
+
+			release(p, r->r, r->r + r->n);
+		}
+		p->release_at = p->next_release < p->nr_runs ? p->by_last[p->next_release]->last + 1
+							     : SIZE_MAX;
+	} else if (i < p->done) {
+		/* Another pass from the start: release again as it goes. */
+		p->next_release = 0;
+		p->release_at = p->by_last[0]->last + 1;
+	}
+	p->done = i;
+}
+
 static void merge_sort(const struct rec **a, const struct rec **tmp, size_t n)
 {
 	size_t m = n / 2, i = 0, j = m, k = 0;
@@ -364,13 +470,20 @@ static void merge_sort(const struct rec **a, const struct rec **tmp, size_t n)
 /* The ring buffer delivers events almost in time order (CPUs race by nanoseconds to
  * microseconds): an insertion sort with a bounded reach is linear then. Anything further
  * out of place (a corrupt or crafted file) falls back to a stable merge sort. */
-static void sort_events(const struct rec **ev, size_t n)
+static void sort_events(struct priv *p, const struct rec **ev, size_t n)
 {
-	size_t i, j;
+	size_t i, j, run = 0, behind = 0;
 	const struct rec **tmp;
 
 	for (i = 1; i < n; i++) {
 		const struct rec *x = ev[i];
+
+		/* Before it, ev[] holds the events in file order: the runs wholly behind the
+		 * insertion's reach are not read again by the sort. */
+		for (; run < p->nr_runs && behind + p->runs[run].n + 2 * SORT_WINDOW < i; run++) {
+			release(p, p->runs[run].r, p->runs[run].r + p->runs[run].n);
+			behind += p->runs[run].n;
+		}
 
 		if (x->h.ts >= ev[i - 1]->h.ts)
 			continue;
@@ -399,11 +512,14 @@ static void index_events(struct trace *t)
 	for (i = 0; i < p->nr_runs; i++)
 		for (j = 0; j < p->runs[i].n; j++)
 			t->ev[k++] = &p->runs[i].r[j];
-	sort_events(t->ev, t->nr_ev);
+	sort_events(p, t->ev, t->nr_ev);
+	plan_release(t);
 
 	for (i = 0; i < t->nr_ev; i++) {
 		const struct rec *r = t->ev[i];
 		struct trace_thread *th;
+
+		trace__done_before(t, i);
 
 		switch (r->h.type) {
 		case REC_SWITCH:
@@ -725,6 +841,8 @@ static int parse(struct trace *t, const char *buf, size_t len, char *err, size_t
 			break;
 		}
 		read_section(t, &s, buf + off + hs, off, hs);
+		/* Checked and indexed: what the reports need of it comes back when they read it. */
+		release(t->priv, buf + off, buf + off + hs + s.size);
 		off += hs + s.size;
 		if (off & 7) {
 			if (len - off < 8 - (off & 7)) {
@@ -740,17 +858,27 @@ static int parse(struct trace *t, const char *buf, size_t len, char *err, size_t
 	return 0;
 }
 
-struct trace *trace__open_mem(const void *buf, size_t len, char *err, size_t errlen)
+/* map: buf is the file, mapped by trace__open, whose pages the reader may release. */
+static struct trace *open_buf(const void *buf, size_t len, void *map, char *err, size_t errlen)
 {
 	struct trace *t = xcalloc(1, sizeof(*t));
+	struct priv *p = xcalloc(1, sizeof(*p));
 
-	t->priv = xcalloc(1, sizeof(struct priv));
+	t->priv = p;
+	p->map = map;
+	p->map_len = map ? len : 0;
 	if (parse(t, buf, len, err, errlen)) {
+		p->map = NULL; /* the caller unmaps it */
 		trace__close(t);
 		errno = EINVAL;
 		return NULL;
 	}
 	return t;
+}
+
+struct trace *trace__open_mem(const void *buf, size_t len, char *err, size_t errlen)
+{
+	return open_buf(buf, len, NULL, err, errlen);
 }
 
 struct trace *trace__open(const char *path, char *err, size_t errlen)
@@ -786,7 +914,7 @@ struct trace *trace__open(const char *path, char *err, size_t errlen)
 		return NULL;
 	}
 	madvise(map, st.st_size, MADV_SEQUENTIAL);
-	t = trace__open_mem(map, st.st_size, err, errlen);
+	t = open_buf(map, st.st_size, map, err, errlen);
 	if (!t) {
 		char tmp[512];
 
@@ -796,8 +924,6 @@ struct trace *trace__open(const char *path, char *err, size_t errlen)
 		errno = EINVAL;
 		return NULL;
 	}
-	((struct priv *)t->priv)->map = map;
-	((struct priv *)t->priv)->map_len = st.st_size;
 	return t;
 }
 
@@ -836,6 +962,7 @@ void trace__close(struct trace *t)
 		u64map__free(&p->stack_idx);
 		u64map__free(&p->thread_idx);
 		free(p->runs);
+		free(p->by_last);
 		free(p->titles);
 		while (p->nr_owned)
 			free(p->owned[--p->nr_owned]);

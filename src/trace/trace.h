@@ -215,6 +215,12 @@ struct trace *trace__open_report(const char *path);
 /* Whether a version 2 section header is intact (magic and its own checksum). */
 bool trace_section__intact(const struct trace_section *s);
 
+/* The caller has read the events before t->ev[i] and will rarely come back to them: the
+ * reader may drop the file's pages under them from memory, so that a report's memory does
+ * not grow with the trace. They stay readable (a read brings a page back from the page
+ * cache). Cheap enough to call for every event; a pass that starts again from 0 is fine. */
+void trace__done_before(const struct trace *t, size_t i);
+
 const struct trace_stack *trace__stack(const struct trace *t, uint64_t id);
 /* The thread's last known name and process; NULL when the trace never named it. */
 const struct trace_thread *trace__thread(const struct trace *t, uint32_t tid);
