@@ -142,16 +142,16 @@ struct sched_text {
 	uint64_t lo[2], hi[2];
 };
 
-static uint64_t kallsyms_addr(const struct trace *t, const char *name)
+static uint64_t kallsyms_addr(const char *text, size_t text_len, const char *name)
 {
-	const char *end = t->kallsyms + t->kallsyms_len, *p = t->kallsyms, *hit, *line;
+	const char *end = text + text_len, *p = text, *hit, *line;
 	size_t len = strlen(name);
 
-	while (p && p < end && (hit = memmem(p, end - p, name, len))) {
+	while (p < end && (hit = memmem(p, end - p, name, len))) {
 		p = hit + len;
-		if (hit == t->kallsyms || hit[-1] != ' ' || (p < end && *p != '\n'))
+		if (hit == text || hit[-1] != ' ' || (p < end && *p != '\n'))
 			continue;
-		for (line = hit; line > t->kallsyms && line[-1] != '\n'; line--)
+		for (line = hit; line > text && line[-1] != '\n'; line--)
 			;
 		return strtoull(line, NULL, 16);
 	}
@@ -160,13 +160,17 @@ static uint64_t kallsyms_addr(const struct trace *t, const char *name)
 
 static void sched_text__init(struct sched_text *st, const struct trace *t)
 {
+	size_t len;
+	char *text = trace__kallsyms(t, &len);
+
 	memset(st, 0, sizeof(*st));
-	if (!t->kallsyms)
+	if (!text)
 		return;
-	st->lo[0] = kallsyms_addr(t, "__sched_text_start");
-	st->hi[0] = kallsyms_addr(t, "__sched_text_end");
-	st->lo[1] = kallsyms_addr(t, "__lock_text_start");
-	st->hi[1] = kallsyms_addr(t, "__lock_text_end");
+	st->lo[0] = kallsyms_addr(text, len, "__sched_text_start");
+	st->hi[0] = kallsyms_addr(text, len, "__sched_text_end");
+	st->lo[1] = kallsyms_addr(text, len, "__lock_text_start");
+	st->hi[1] = kallsyms_addr(text, len, "__lock_text_end");
+	free(text);
 }
 
 static bool sched_text__has(const struct sched_text *st, uint64_t ip)

@@ -505,6 +505,9 @@ int cmd_blocking(int argc, char **argv)
 	rp.t = t;
 	rp.syms = trace_symbols__new(t); /* names are looked up only when needed */
 	blocking__analyze(t, &f, &r);
+	/* The episodes hold what the report prints: the events' index is no longer needed
+	 * while it writes them (and the stacks' names are looked up). */
+	trace__drop_events(t);
 	if (json) {
 		ret = report_json(&rp, &r);
 	} else {

@@ -211,16 +211,22 @@ static struct ksyms *parser_finish(struct parser *ps)
 	return k;
 }
 
+struct ksyms *ksyms__parse_owned(char *text, size_t len)
+{
+	struct parser ps;
+
+	parser_init(&ps, text, len);
+	parse_lines(&ps, text, text + len);
+	return parser_finish(&ps);
+}
+
 struct ksyms *ksyms__parse(const char *text, size_t len)
 {
 	char *copy = xmalloc(len + 1);
-	struct parser ps;
 
 	memcpy(copy, text, len);
 	copy[len] = '\0';
-	parser_init(&ps, copy, len);
-	parse_lines(&ps, copy, copy + len);
-	return parser_finish(&ps);
+	return ksyms__parse_owned(copy, len);
 }
 
 /*

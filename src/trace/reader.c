@@ -66,7 +66,10 @@ struct priv {
 	void **owned;		 /* decompressed sections, converted version 1 events */
 	size_t nr_owned, cap_owned;
 	size_t cap_secs, cap_damage;
-	uint64_t items; /* things read so far (events, stack entries...), per section */
+	uint64_t items;	      /* things read so far (events, stack entries...), per section */
+	const char *kallsyms; /* in the file, zstd-compressed when kallsyms_zstd */
+	size_t kallsyms_len;
+	bool kallsyms_zstd;
 };
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -250,8 +253,10 @@ static int parse_section(struct trace *t, uint16_t type, const char *p, size_t s
 	case SEC_STACKS:
 		return parse_stacks(t, p, size, off, err, errlen);
 	case SEC_KALLSYMS:
-		t->kallsyms = p;
-		t->kallsyms_len = size;
+		pr->kallsyms = p;
+		pr->kallsyms_len = size;
+		pr->kallsyms_zstd = false;
+		t->has_kallsyms = true;
 		return 0;
 	case SEC_INFO:
 		t->info = p;
@@ -450,6 +455,19 @@ void trace__done_before(const struct trace *t, size_t i)
 	p->done = i;
 }
 
+void trace__drop_events(struct trace *t)
+{
+	struct priv *p = t->priv;
+
+	free(t->ev);
+	t->ev = NULL;
+	t->nr_ev = 0;
+	free(p->by_last);
+	p->by_last = NULL;
+	if (p->map)
+		release(p, p->map, (const char *)p->map + p->map_len);
+}
+
 static void merge_sort(const struct rec **a, const struct rec **tmp, size_t n)
 {
 	size_t m = n / 2, i = 0, j = m, k = 0;
@@ -562,24 +580,68 @@ static void index_events(struct trace *t)
 		t->end_ns = t->last_ns;
 }
 
+/* The content of a zstd frame in a fresh buffer with a NUL after it, or NULL. */
+static char *unzstd(const char *p, size_t size, size_t *len)
+{
+	unsigned long long n = ZSTD_getFrameContentSize(p, size);
+	size_t got;
+	char *out;
+
+	if (n == ZSTD_CONTENTSIZE_UNKNOWN || n == ZSTD_CONTENTSIZE_ERROR || n > MAX_UNCOMPRESSED)
+		return NULL;
+	out = xmalloc(n + 1);
+	got = ZSTD_decompress(out, n, p, size);
+	if (ZSTD_isError(got) || got != n) {
+		free(out);
+		return NULL;
+	}
+	out[n] = '\0';
+	*len = n;
+	return out;
+}
+
 static int parse_compressed(struct trace *t, const struct trace_section *s, const char *p,
 			    uint64_t off, char *err, size_t errlen)
 {
 	struct priv *pr = t->priv;
 	unsigned long long n = ZSTD_getFrameContentSize(p, s->size);
-	size_t got;
-	void *out;
+	size_t len;
+	char *out;
 
-	if (n == ZSTD_CONTENTSIZE_UNKNOWN || n == ZSTD_CONTENTSIZE_ERROR || n > MAX_UNCOMPRESSED)
-		return fail(err, errlen, "corrupt zstd frame");
-	out = xmalloc(n ? n : 1);
-	got = ZSTD_decompress(out, n, p, s->size);
-	if (ZSTD_isError(got) || got != n) {
-		free(out);
-		return fail(err, errlen, "corrupt zstd frame");
+	if (s->type == SEC_KALLSYMS && t->hdr.version >= 2 && n != ZSTD_CONTENTSIZE_UNKNOWN &&
+	    n != ZSTD_CONTENTSIZE_ERROR && n <= MAX_UNCOMPRESSED) {
+		/* Left compressed until a report asks (trace__kallsyms): its checksum has
+		 * vouched for the frame. */
+		pr->kallsyms = p;
+		pr->kallsyms_len = s->size;
+		pr->kallsyms_zstd = true;
+		t->has_kallsyms = true;
+		return 0;
 	}
+	out = unzstd(p, s->size, &len);
+	if (!out)
+		return fail(err, errlen, "corrupt zstd frame");
 	own(pr, out);
-	return parse_section(t, s->type, out, n, off, err, errlen);
+	return parse_section(t, s->type, out, len, off, err, errlen);
+}
+
+char *trace__kallsyms(const struct trace *t, size_t *len)
+{
+	const struct priv *pr = t->priv;
+	char *text;
+
+	if (!pr->kallsyms)
+		return NULL;
+	if (pr->kallsyms_zstd) {
+		text = unzstd(pr->kallsyms, pr->kallsyms_len, len);
+		release(pr, pr->kallsyms, pr->kallsyms + pr->kallsyms_len);
+		return text;
+	}
+	text = xmalloc(pr->kallsyms_len + 1);
+	memcpy(text, pr->kallsyms, pr->kallsyms_len);
+	text[pr->kallsyms_len] = '\0';
+	*len = pr->kallsyms_len;
+	return text;
 }
 
 static int cmp_fd(const void *a, const void *b)
@@ -782,10 +844,21 @@ static void read_section(struct trace *t, const struct trace_section *s, const c
 				section_name(s->type), off, section_cost(s->type));
 		return;
 	}
-	if (s->flags & SECF_ZSTD)
+	if (s->flags & SECF_ZSTD) {
 		ret = parse_compressed(t, s, p, off, why, sizeof(why));
-	else
+	} else {
+		if (pr->map && s->type != SEC_EVENTS && s->type != SEC_KALLSYMS) {
+			/* Stacks, maps, names...: small, scattered through the file and read
+			 * at random by the reports. A copy costs their size; pointing into
+			 * the file costs the 64 KiB each read maps in around them. */
+			char *copy = xmalloc(s->size ? s->size : 1);
+
+			memcpy(copy, p, s->size);
+			own(pr, copy);
+			p = copy;
+		}
 		ret = parse_section(t, s->type, p, s->size, off, why, sizeof(why));
+	}
 	si->items = pr->items - items;
 	if (ret) {
 		si->damaged = true;

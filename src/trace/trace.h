@@ -178,8 +178,9 @@ struct trace {
 	bool ended;		    /* the end section was found: the recording finished */
 	bool truncated;		    /* the file stops in the middle of a section */
 	uint64_t truncated_at;	    /* offset of the incomplete section */
-	const char *kallsyms, *info;
-	size_t kallsyms_len, info_len;
+	bool has_kallsyms;	    /* see trace__kallsyms */
+	const char *info;
+	size_t info_len;
 	uint32_t lost_cpus;
 	uint64_t *lost; /* [cpu * LOST_REASONS + reason] */
 	uint64_t lost_by_reason[LOST_REASONS];
@@ -215,11 +216,22 @@ struct trace *trace__open_report(const char *path);
 /* Whether a version 2 section header is intact (magic and its own checksum). */
 bool trace_section__intact(const struct trace_section *s);
 
+/* The kallsyms text saved in the trace, as a NUL-terminated copy the caller frees (len: its
+ * length), or NULL when the trace has none or it cannot be decompressed. Decompressed
+ * here, not when the trace is opened: only the reports that name kernel frames pay for
+ * its megabytes. */
+char *trace__kallsyms(const struct trace *t, size_t *len);
+
 /* The caller has read the events before t->ev[i] and will rarely come back to them: the
  * reader may drop the file's pages under them from memory, so that a report's memory does
  * not grow with the trace. They stay readable (a read brings a page back from the page
  * cache). Cheap enough to call for every event; a pass that starts again from 0 is fine. */
 void trace__done_before(const struct trace *t, size_t i);
+
+/* The caller is done with the events: t->ev is freed (nr_ev 0) and the file's pages
+ * released. Stacks, threads, maps and the rest stay. For a report that keeps what it
+ * needs from one pass and then prints for a while. */
+void trace__drop_events(struct trace *t);
 
 const struct trace_stack *trace__stack(const struct trace *t, uint64_t id);
 /* The thread's last known name and process; NULL when the trace never named it. */
