@@ -53,6 +53,9 @@ void blocking__analyze(const struct trace *t, const struct block_filter *f, stru
 void blocking__analyze_unsorted(const struct trace *t, const struct block_filter *f,
 				struct block_report *r);
 void block_report__free(struct block_report *r);
+/* The episode's waker_name, kept as recorded (escaping it in place would cut it to 16
+ * bytes), escaped (util/escape.h) into buf: whole with COMM_ESCAPED_SIZE bytes. Returns buf. */
+const char *blocking__waker_name(const struct block_episode *ep, char *buf, size_t size);
 /* True when a thread switched out in this state is waiting (not preempted, not exiting). */
 bool blocking__is_blocked_state(uint32_t state);
 

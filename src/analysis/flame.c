@@ -11,6 +11,7 @@
 #include "trace/symbols.h"
 #include "trace/trace.h"
 #include "trace/u64map.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 struct gkey {
@@ -18,7 +19,7 @@ struct gkey {
 	uint64_t ustack, kstack;
 	uint64_t wk, wu, wfunc; /* waker side, FLAME_WAKE only */
 	uint32_t wkind, wdetail, waker_tid;
-	char wname[16];
+	char wname[16]; /* as recorded: escaped when shown */
 };
 
 struct group {
@@ -209,17 +210,18 @@ static void sb_stack(struct sbuf *b, const struct trace *t, const struct flame_n
 
 static void waker_label(struct sbuf *b, const struct gkey *k, const struct flame_namer *n)
 {
-	char buf[96];
+	char buf[96], name[COMM_ESCAPED_SIZE];
 
+	name_escape(name, sizeof(name), k->wname, strnlen(k->wname, sizeof(k->wname)));
 	switch (k->wkind) {
 	case WAKE_TASK:
-		sb_frame(b, k->wname[0] ? k->wname : "?", false);
+		sb_frame(b, name[0] ? name : "?", false);
 		return;
 	case WAKE_SOFTIRQ:
 		snprintf(buf, sizeof(buf), "[softirq %s]", blocking__softirq_name(k->wdetail));
 		break;
 	case WAKE_HARDIRQ:
-		snprintf(buf, sizeof(buf), "[hardirq %u %s]", k->wdetail, k->wname);
+		snprintf(buf, sizeof(buf), "[hardirq %u %s]", k->wdetail, name);
 		break;
 	case WAKE_HRTIMER:
 	case WAKE_TIMER:

@@ -14,6 +14,7 @@
 #include "trace/syscalls.h"
 #include "trace/trace.h"
 #include "trace/u64map.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 static const char usage_text[] =
@@ -157,13 +158,14 @@ static void print_task_text(struct report *rp, const struct block_episode *eps, 
 		const char *desc =
 			ep->fd >= 0 ? trace__fd_desc(t, ep->pid, ep->fd, ep->start_ns) : NULL;
 		const char *detail = blocking__wake_detail(ep, kernel_name, rp, buf, sizeof(buf));
-		char fd[64] = "-", wake[96];
+		char fd[64] = "-", wake[96], name[COMM_ESCAPED_SIZE];
 
 		if (ep->fd >= 0)
 			snprintf(fd, sizeof(fd), "%d%s%s%.50s", ep->fd, ep->more_fds ? "+" : "",
 				 desc ? " " : "", desc ? desc : "");
 		if (ep->wake_kind == WAKE_TASK)
-			snprintf(wake, sizeof(wake), "TASK %s %u", ep->waker_name, ep->waker_tid);
+			snprintf(wake, sizeof(wake), "TASK %s %u",
+				 blocking__waker_name(ep, name, sizeof(name)), ep->waker_tid);
 		else
 			snprintf(wake, sizeof(wake), "%s%s%s", blocking__kind_name(ep->wake_kind),
 				 detail ? " " : "", detail ? detail : "");
@@ -378,7 +380,10 @@ static void episode_json(struct report *rp, const struct block_episode *ep)
 	 * most wake-ups of a server (a tenth of the document). */
 	if (ep->wake_kind == WAKE_TASK) {
 		json_writer__kv_uint(w, "waker_tid", ep->waker_tid);
-		json_writer__kv_string(w, "waker_comm", ep->waker_name);
+		char name[COMM_ESCAPED_SIZE];
+
+		json_writer__kv_string(w, "waker_comm",
+				       blocking__waker_name(ep, name, sizeof(name)));
 	}
 	json_writer__end_object(w);
 	if (rp->stacks) {

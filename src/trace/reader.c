@@ -122,8 +122,10 @@ static void set_comm(struct trace_thread *th, const char *comm)
 {
 	if (!comm[0])
 		return;
-	memcpy(th->comm, comm, sizeof(th->comm) - 1);
-	th->comm[sizeof(th->comm) - 1] = '\0';
+	size_t n = strnlen(comm, REC_COMM_LEN - 1); /* a record's array, maybe unterminated */
+
+	memcpy(th->comm, comm, n);
+	th->comm[n] = '\0';
 }
 
 static int parse_stacks(struct trace *t, const char *p, size_t size, uint64_t off, char *err,

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "bpf/record.h"
+#include "util/escape.h"
 
 #define TRACE_MAGIC	    "SRVSCTRC"
 #define TRACE_VERSION	    2
@@ -136,7 +137,9 @@ struct trace_stack {
 
 struct trace_thread {
 	uint32_t tid, pid;
-	char comm[16];
+	/* As recorded (15 bytes at most), then escaped in place by report_cmdline__open:
+	 * room for every byte as \xNN. */
+	char comm[COMM_ESCAPED_SIZE];
 };
 
 struct trace_maps {
