@@ -162,7 +162,7 @@ static uint64_t kallsyms_addr(const char *text, size_t text_len, const char *nam
 static void sched_text__init(struct sched_text *st, const struct trace *t)
 {
 	size_t len;
-	char *text = trace__kallsyms(t, &len);
+	const char *text = trace__kallsyms(t, &len); /* kept for the symbol table */
 
 	memset(st, 0, sizeof(*st));
 	if (!text)
@@ -171,7 +171,6 @@ static void sched_text__init(struct sched_text *st, const struct trace *t)
 	st->hi[0] = kallsyms_addr(text, len, "__sched_text_end");
 	st->lo[1] = kallsyms_addr(text, len, "__lock_text_start");
 	st->hi[1] = kallsyms_addr(text, len, "__lock_text_end");
-	free(text);
 }
 
 static bool sched_text__has(const struct sched_text *st, uint64_t ip)

@@ -230,7 +230,7 @@ const char *trace_symbols__kernel(struct trace_symbols *s, uint64_t addr)
 		return name;
 	if (!s->ksyms_tried) {
 		size_t len;
-		char *text = trace__kallsyms(s->t, &len);
+		char *text = trace__kallsyms_take(s->t, &len);
 
 		s->ksyms_tried = true;
 		if (text)

@@ -219,17 +219,26 @@ struct trace *trace__open_report(const char *path);
 /* Whether a version 2 section header is intact (magic and its own checksum). */
 bool trace_section__intact(const struct trace_section *s);
 
-/* The kallsyms text saved in the trace, as a NUL-terminated copy the caller frees (len: its
- * length), or NULL when the trace has none or it cannot be decompressed. Decompressed
- * here, not when the trace is opened: only the reports that name kernel frames pay for
- * its megabytes. */
-char *trace__kallsyms(const struct trace *t, size_t *len);
+/* The kallsyms text saved in the trace, NUL-terminated (len: its length), or NULL when the
+ * trace has none or it cannot be decompressed. Decompressed on the first call, not when the
+ * trace is opened: only the reports that name kernel frames pay for its megabytes. Valid
+ * until trace__close or trace__kallsyms_take. */
+const char *trace__kallsyms(const struct trace *t, size_t *len);
+/* The same text handed over to the caller, who frees it (and may write into it): the
+ * reader forgets it, so that it is held once, by the symbol table parsed in place. */
+char *trace__kallsyms_take(const struct trace *t, size_t *len);
 
 /* The caller has read the events before t->ev[i] and will rarely come back to them: the
  * reader may drop the file's pages under them from memory, so that a report's memory does
  * not grow with the trace. They stay readable (a read brings a page back from the page
- * cache). Cheap enough to call for every event; a pass that starts again from 0 is fine. */
-void trace__done_before(const struct trace *t, size_t i);
+ * cache). Meant to be called for every event of a pass in time order (it acts every 1024);
+ * a pass that starts again from 0 is fine. */
+void trace__release_before(const struct trace *t, size_t i);
+static inline void trace__done_before(const struct trace *t, size_t i)
+{
+	if (!(i % 1024))
+		trace__release_before(t, i);
+}
 
 /* The caller is done with the events: t->ev is freed (nr_ev 0) and the file's pages
  * released. Stacks, threads, maps and the rest stay. For a report that keeps what it

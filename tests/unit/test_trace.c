@@ -103,12 +103,18 @@ static void round_trip(void)
 	   "none after the last, none of another process");
 	{
 		size_t klen = 0;
-		char *ktext = trace__kallsyms(t, &klen);
+		const char *ktext = trace__kallsyms(t, &klen);
+		char *taken = trace__kallsyms_take(t, &klen);
 
 		ok(t->has_kallsyms && ktext && klen > 20 && strlen(ktext) == klen &&
 			   !memcmp(ktext, "ffffffff81000000 T _stext", 25),
 		   "kallsyms (compressed) read back, NUL-terminated");
-		free(ktext);
+		ok(taken == ktext, "kallsyms: the text decompressed once, then handed over");
+		free(taken);
+		taken = trace__kallsyms_take(t, &klen);
+		ok(taken && klen > 20 && !memcmp(taken, "ffffffff81000000 T _stext", 25),
+		   "kallsyms: taken again, decompressed again");
+		free(taken);
 	}
 	ok(t->info_len == 16 && !memcmp(t->info, "srvscope=record\n", 16), "info section");
 	is_int(trace__lost_events(t), 5, "lost events and stacks");
