@@ -17,11 +17,12 @@
  * or of a module, which is given at most this much. */
 #define KSYM_LAST_SPAN (64u << 10)
 
+/* 16 bytes, not 32 with pointers: a kernel has 100k+ symbols, and a report of a trace holds
+ * them all. The type letter is in the text, two bytes before the name ("addr T name"). */
 struct ksym {
 	uint64_t addr;
-	const char *name;   /* in ksyms.text */
-	const char *module; /* "[xfs]" in ksyms.text, or NULL for the kernel itself */
-	char type;
+	uint32_t name;	 /* offset in ksyms.text */
+	uint32_t module; /* offset of "[xfs]" in ksyms.text, or 0 for the kernel itself */
 };
 
 struct ksyms {
@@ -45,12 +46,14 @@ static int hexval(char c)
 
 /* Among names of one address: code over data, global (upper case) over local, fewer
  * leading underscores ("_stext" loses to a real function), then the name. */
-static int ksym_better(const struct ksym *a, const struct ksym *b)
+static int ksym_better(const char *text, const struct ksym *a, const struct ksym *b)
 {
-	int ta = (a->type | 0x20) == 't' || (a->type | 0x20) == 'w';
-	int tb = (b->type | 0x20) == 't' || (b->type | 0x20) == 'w';
-	int ga = a->type >= 'A' && a->type <= 'Z', gb = b->type >= 'A' && b->type <= 'Z';
-	size_t ua = strspn(a->name, "_"), ub = strspn(b->name, "_");
+	const char *na = text + a->name, *nb = text + b->name;
+	char ya = na[-2], yb = nb[-2];
+	int ta = (ya | 0x20) == 't' || (ya | 0x20) == 'w';
+	int tb = (yb | 0x20) == 't' || (yb | 0x20) == 'w';
+	int ga = ya >= 'A' && ya <= 'Z', gb = yb >= 'A' && yb <= 'Z';
+	size_t ua = strspn(na, "_"), ub = strspn(nb, "_");
 
 	if (ta != tb)
 		return ta > tb ? -1 : 1;
@@ -58,7 +61,7 @@ static int ksym_better(const struct ksym *a, const struct ksym *b)
 		return ga > gb ? -1 : 1;
 	if (ua != ub)
 		return ua < ub ? -1 : 1;
-	return strcmp(a->name, b->name);
+	return strcmp(na, nb);
 }
 
 /*
@@ -159,9 +162,8 @@ static void parse_lines(struct parser *ps, char *p, char *end)
 		xgrow((void **)&k->syms, &ps->cap, k->nr + 1, sizeof(*k->syms));
 		s = &k->syms[k->nr];
 		s->addr = addr;
-		s->type = type;
-		s->name = name;
-		s->module = NULL;
+		s->name = name - k->text;
+		s->module = 0;
 		tab = memchr(name, '\t', nl - name);
 		if (tab) {
 			char *mod = tab + 1, *close;
@@ -172,7 +174,7 @@ static void parse_lines(struct parser *ps, char *p, char *end)
 			close = strchr(mod, ']');
 			if (*mod == '[' && close && close > mod + 1) {
 				close[1] = '\0';
-				s->module = mod;
+				s->module = mod - k->text;
 			}
 		}
 		if (k->nr && addr < k->syms[k->nr - 1].addr)
@@ -201,7 +203,7 @@ static struct ksyms *parser_finish(struct parser *ps)
 	/* One name per address: the best of each run of equal addresses. */
 	for (i = 0, out = 0; i < k->nr; i++) {
 		if (out && k->syms[out - 1].addr == k->syms[i].addr) {
-			if (ksym_better(&k->syms[i], &k->syms[out - 1]) < 0)
+			if (ksym_better(k->text, &k->syms[i], &k->syms[out - 1]) < 0)
 				k->syms[out - 1] = k->syms[i];
 			continue;
 		}
@@ -261,7 +263,7 @@ struct ksyms *ksyms__load(void)
 		errno = err;
 		return NULL;
 	}
-	parser_init(&ps, NULL, 6u << 20);
+	parser_init(&ps, buf, 6u << 20);
 	for (;;) {
 		size_t room = KALLSYMS_RESERVE - 1 - len;
 		ssize_t n;
@@ -337,7 +339,7 @@ const char *ksyms__resolve(const struct ksyms *k, uint64_t addr, uint64_t *offse
 	next = lo < k->nr ? &k->syms[lo] : NULL;
 	end = next ? next->addr : UINT64_MAX;
 	if (!next || !s->module != !next->module ||
-	    (s->module && strcmp(s->module, next->module))) {
+	    (s->module && strcmp(k->text + s->module, k->text + next->module))) {
 		if (end - s->addr > KSYM_LAST_SPAN)
 			end = s->addr + KSYM_LAST_SPAN;
 	}
@@ -346,6 +348,6 @@ const char *ksyms__resolve(const struct ksyms *k, uint64_t addr, uint64_t *offse
 	if (offset)
 		*offset = addr - s->addr;
 	if (module)
-		*module = s->module ? s->module : kernel_module;
-	return s->name;
+		*module = s->module ? k->text + s->module : kernel_module;
+	return k->text + s->name;
 }
