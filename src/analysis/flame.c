@@ -40,6 +40,7 @@ struct groups {
 struct sbuf {
 	char *s;
 	size_t len, cap;
+	bool missing_last; /* the last frame stands for a missing stack (sb_missing) */
 };
 
 int flame__parse_kind(const char *s, enum flame_kind *kind)
@@ -122,6 +123,7 @@ static void sb_frame(struct sbuf *b, const char *name, bool kernel)
 	size_t start;
 	char *c;
 
+	b->missing_last = false;
 	if (b->len)
 		sb_add(b, ";", 1);
 	start = b->len;
@@ -133,6 +135,17 @@ static void sb_frame(struct sbuf *b, const char *name, bool kernel)
 			*c = ' ';
 	if (kernel)
 		sb_add(b, "_[k]", 4);
+}
+
+/* A stack that was recorded but is not in the trace (its stacks section is damaged, or it
+ * was lost to a full buffer): one [unknown] frame, so that the reader sees a part is
+ * missing rather than a shorter stack; one for both the user and the kernel stack. */
+static void sb_missing(struct sbuf *b, bool kernel)
+{
+	if (b->missing_last)
+		return;
+	sb_frame(b, "[unknown]", kernel);
+	b->missing_last = true;
 }
 
 /* The kernel's scheduler and lock functions (the __sched and __lock text sections): the
@@ -187,8 +200,11 @@ static void sb_stack(struct sbuf *b, const struct trace *t, const struct flame_n
 	const struct trace_stack *st = trace__stack(t, id);
 	uint32_t i, nr, skip = 0;
 
-	if (!st)
+	if (!st) {
+		if (id)
+			sb_missing(b, kernel);
 		return;
+	}
 	nr = st->nr;
 	while (kernel && skip < nr && trace_symbols__is_tracing(n->kernel(n->ctx, st->ips[skip])))
 		skip++;

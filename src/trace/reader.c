@@ -725,7 +725,7 @@ static const char *section_cost(uint16_t type)
 	case SEC_EVENTS:
 		return "its events are missing from every report";
 	case SEC_STACKS:
-		return "the episodes and samples whose stacks it held show no frames";
+		return "the episodes and samples whose stacks it held show [unknown] for them";
 	case SEC_KALLSYMS:
 		return "kernel frames will show as addresses";
 	case SEC_MAPS:

@@ -241,7 +241,7 @@ static void corrupt(void)
 	   "a damaged stacks section: the rest is read");
 	snprintf(line, sizeof(line),
 		 "stacks section at offset %zu is damaged (checksum mismatch): skipped; the "
-		 "episodes and samples whose stacks it held show no frames",
+		 "episodes and samples whose stacks it held show [unknown] for them",
 		 off);
 	if (ok(t && t->nr_damage == 1, "one damage line"))
 		is_str(t->damage[0].line, line, "which section, where, what it costs");
