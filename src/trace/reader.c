@@ -2,7 +2,10 @@
  * header and of its payload; a damaged one is listed with its type and offset and skipped,
  * the reader finding the next header by its own checksum), accepts a truncated tail, and
  * indexes events (sorted by time), stacks, thread names, maps and fd descriptions for the
- * reports. Version 1 files (no checksums) are read as well as their parsers can tell. */
+ * reports. Version 1 files (no checksums) are read as well as their parsers can tell.
+ * Memory: the events stay in the file, whose pages are released once read (checked, sorted,
+ * then passed by a report: trace__done_before); the small sections the reports read at
+ * random are copied out; kallsyms is decompressed only for a report that asks. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
