@@ -343,8 +343,9 @@ void flame__build(const struct trace *t, enum flame_kind kind, const struct flam
 	size_t i, cap = 0;
 
 	memset(out, 0, sizeof(*out));
-	sched_text__init(&sched, t);
 	collect(t, kind, f, &gs);
+	/* After the episodes are freed: the kallsyms text it decompresses is megabytes. */
+	sched_text__init(&sched, t);
 	for (i = 0; i < gs.nr; i++) {
 		const struct group *g = &gs.g[i];
 		const struct trace_thread *th = trace__thread(t, g->k.tid);
