@@ -18,7 +18,7 @@
 #define KSYM_LAST_SPAN (64u << 10)
 
 /* 16 bytes, not 32 with pointers: a kernel has 100k+ symbols, and a report of a trace holds
- * them all. The type letter is in the text, two bytes before the name ("addr T name"). */
+ * them all. The type letter is in the text, just before the name (see parse_lines). */
 struct ksym {
 	uint64_t addr;
 	uint32_t name;	 /* offset in ksyms.text */
@@ -49,7 +49,7 @@ static int hexval(char c)
 static int ksym_better(const char *text, const struct ksym *a, const struct ksym *b)
 {
 	const char *na = text + a->name, *nb = text + b->name;
-	char ya = na[-2], yb = nb[-2];
+	char ya = na[-1], yb = nb[-1];
 	int ta = (ya | 0x20) == 't' || (ya | 0x20) == 'w';
 	int tb = (yb | 0x20) == 't' || (yb | 0x20) == 'w';
 	int ga = ya >= 'A' && ya <= 'Z', gb = yb >= 'A' && yb <= 'Z';
@@ -116,6 +116,7 @@ static void sort_by_addr(struct ksym *a, size_t n)
 struct parser {
 	struct ksyms *k;
 	size_t cap;
+	char *w; /* where the next kept name is written: the text is compacted as it is parsed */
 	bool sorted, any_addr;
 };
 
@@ -123,6 +124,7 @@ static void parser_init(struct parser *ps, char *text, size_t expect)
 {
 	ps->k = xcalloc(1, sizeof(*ps->k));
 	ps->k->text = text;
+	ps->w = text;
 	ps->cap = 0;
 	ps->sorted = true;
 	ps->any_addr = false;
@@ -130,14 +132,18 @@ static void parser_init(struct parser *ps, char *text, size_t expect)
 	xgrow((void **)&ps->k->syms, &ps->cap, expect / 32 + 16, sizeof(*ps->k->syms));
 }
 
-/* Parses the lines in [p, end), in place: NULs replace the separators so names and
- * module names point into the text. */
+/* Parses the lines in [p, end), in place, and compacts them: only "Tname\0" (the type letter
+ * then the name) and "[module]\0" are kept, written back from the start of the text, so the
+ * addresses (a third of the text) and the symbols left out cost nothing once parsed. The
+ * write cursor never passes the line being read: a line has at least four bytes ("0 T ")
+ * before its name, of which one is kept. */
 static void parse_lines(struct parser *ps, char *p, char *end)
 {
 	struct ksyms *k = ps->k;
 
 	while (p < end) {
-		char *nl = memchr(p, '\n', end - p), *name, *tab;
+		char *nl = memchr(p, '\n', end - p), *name, *tab, *mod = NULL;
+		size_t len;
 		uint64_t addr = 0;
 		int digits = 0, v;
 		struct ksym *s;
@@ -162,20 +168,31 @@ static void parse_lines(struct parser *ps, char *p, char *end)
 		xgrow((void **)&k->syms, &ps->cap, k->nr + 1, sizeof(*k->syms));
 		s = &k->syms[k->nr];
 		s->addr = addr;
-		s->name = name - k->text;
 		s->module = 0;
 		tab = memchr(name, '\t', nl - name);
 		if (tab) {
-			char *mod = tab + 1, *close;
+			char *close;
 
 			*tab = '\0';
+			mod = tab + 1;
 			while (*mod == ' ' || *mod == '\t')
 				mod++;
 			close = strchr(mod, ']');
-			if (*mod == '[' && close && close > mod + 1) {
+			if (*mod == '[' && close && close > mod + 1)
 				close[1] = '\0';
-				s->module = mod - k->text;
-			}
+			else
+				mod = NULL;
+		}
+		len = strlen(name);
+		*ps->w++ = type;
+		memmove(ps->w, name, len + 1);
+		s->name = ps->w - k->text;
+		ps->w += len + 1;
+		if (mod) { /* after the name: not yet overwritten */
+			len = strlen(mod);
+			memmove(ps->w, mod, len + 1);
+			s->module = ps->w - k->text;
+			ps->w += len + 1;
 		}
 		if (k->nr && addr < k->syms[k->nr - 1].addr)
 			ps->sorted = false;
@@ -219,6 +236,8 @@ struct ksyms *ksyms__parse_owned(char *text, size_t len)
 
 	parser_init(&ps, text, len);
 	parse_lines(&ps, text, text + len);
+	/* Only the compacted names are left: give back the rest (names are offsets). */
+	ps.k->text = xrealloc(text, ps.w - text + 1);
 	return parser_finish(&ps);
 }
 
@@ -290,7 +309,7 @@ struct ksyms *ksyms__load(void)
 	}
 	close(fd);
 	parse_lines(&ps, buf + parsed, buf + len);
-	keep = (len + 1 + 4095) & ~(size_t)4095;
+	keep = (size_t)(ps.w - buf + 1 + 4095) & ~(size_t)4095; /* the compacted names */
 	munmap(buf + keep, KALLSYMS_RESERVE - keep);
 	k = ps.k;
 	k->text = buf;
