@@ -5,9 +5,10 @@
 # 'srvscope sched', 'blocking' (filtered: reading, not printing) and 'flame --kind=off',
 # and of 'perf sched latency' and 'perf script' on perf's file. Goal: >= 10 M events/s.
 # Then a real server: memcached (4 threads) under memcslap recorded for MC_SECONDS (5) s,
-# and 'blocking --stacks' in JSON and in text on that trace: wall time, max RSS
-# (/usr/bin/time -v) and output size, next to 'perf script' on perf's recording of the
-# same load. Goal: JSON in <= 2 s and <= 30 MB.
+# and 'blocking --stacks' in JSON and in text, 'sched' and 'flame --kind=off' on that trace:
+# wall time, max RSS (/usr/bin/time -v) and output size, next to 'perf script' on perf's
+# recording of the same load. Goal: JSON in <= 2 s and <= 30 MB of memory (the reader
+# releases the trace's pages as it goes: the memory is the reports' own, not the file's).
 # Usage (root): bench/report-speed.sh [ROUNDS]
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -101,8 +102,11 @@ json_s=$SECS json_rss=$RSS_MB json_mb=$OUT_MB
 python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$OUT/srvscope blocking --stacks --format=json.out" ||
 	echo "report-speed: the JSON does not parse" >&2
 timed "srvscope blocking --stacks" "$SRVSCOPE" blocking --stacks "$OUT/mc.trace"
-text_s=$SECS
+text_s=$SECS text_rss=$RSS_MB
+timed "srvscope sched" "$SRVSCOPE" sched "$OUT/mc.trace"
+timed "srvscope flame --kind=off" "$SRVSCOPE" flame --kind=off "$OUT/mc.trace"
 timed "perf script (same load, perf's file)" perf script -i "$OUT/mc.data"
-awk -v j="$json_s" -v r="$json_rss" -v m="$json_mb" -v t="$text_s" -v p="$SECS" 'BEGIN {
-	printf "\nblocking --stacks --format=json: %.2f s (goal <= 2), %s MB output (goal <= 30), max RSS %s MB;\n", j, m, r
+awk -v j="$json_s" -v r="$json_rss" -v m="$json_mb" -v t="$text_s" -v p="$SECS" -v tr="$text_rss" \
+	-v f="$(du -m "$OUT/mc.trace" | cut -f1)" 'BEGIN {
+	printf "\nblocking --stacks --format=json: %.2f s (goal <= 2), %s MB output, max RSS %s MB (goal <= 30; text: %s MB; the trace: %s MB);\n", j, m, r, tr, f
 	printf "%.1fx the text report'"'"'s time, %.2fx perf script'"'"'s\n", (t > 0 ? j / t : 0), (p > 0 ? j / p : 0) }'

@@ -129,8 +129,8 @@ static void on_waking(struct thr *th, const struct rec *e)
 	ep->waker_ustack = e->wk.ustack;
 	switch (ep->wake_kind) {
 	case WAKE_TASK:
+		/* Raw: escaping here would cut it to 16 bytes (blocking__waker_name). */
 		memcpy(ep->waker_name, e->wk.u.comm, sizeof(ep->waker_name));
-		name_escape_inplace(ep->waker_name, sizeof(ep->waker_name));
 		ep->waker_name[sizeof(ep->waker_name) - 1] = '\0';
 		break;
 	case WAKE_HARDIRQ:
@@ -203,6 +203,8 @@ static void analyze(const struct trace *t, const struct block_filter *f, struct 
 	for (i = 0; i < t->nr_ev; i++) {
 		const struct rec *e = t->ev[i];
 		struct thr *th;
+
+		trace__done_before(t, i);
 
 		switch (e->h.type) {
 		case REC_SWITCH:
@@ -302,6 +304,12 @@ void blocking__analyze_unsorted(const struct trace *t, const struct block_filter
 				struct block_report *r)
 {
 	analyze(t, f, r, false);
+}
+
+const char *blocking__waker_name(const struct block_episode *ep, char *buf, size_t size)
+{
+	name_escape(buf, size, ep->waker_name, strnlen(ep->waker_name, sizeof(ep->waker_name)));
+	return buf;
 }
 
 void block_report__free(struct block_report *r)
@@ -434,9 +442,13 @@ const char *blocking__wake_detail(const struct block_episode *ep,
 	switch (ep->wake_kind) {
 	case WAKE_SOFTIRQ:
 		return blocking__softirq_name(ep->wake_detail);
-	case WAKE_HARDIRQ:
-		snprintf(buf, size, "%u %s", ep->wake_detail, ep->waker_name);
+	case WAKE_HARDIRQ: {
+		char name[COMM_ESCAPED_SIZE];
+
+		snprintf(buf, size, "%u %s", ep->wake_detail,
+			 blocking__waker_name(ep, name, sizeof(name)));
 		return buf;
+	}
 	case WAKE_HRTIMER:
 	case WAKE_TIMER:
 		return kernel(ctx, ep->wake_func);

@@ -13,26 +13,30 @@ struct trace;
 
 #define WAKE_UNKNOWN 255 /* with enum wake_kind: no wake-up event was seen */
 
+/* Ordered without holes (120 bytes, not 136): a report holds every episode of the trace,
+ * hundreds of thousands for a busy server. */
 struct block_episode {
 	uint32_t tid, pid;
-	uint64_t start_ns, end_ns; /* switched out, switched back in (absolute) */
-	uint64_t wake_ns;	   /* woken; 0 when not seen */
-	int32_t syscall;	   /* -1 when not in a syscall, or unknown */
-	int32_t fd;		   /* -1 when the syscall takes no fd first */
-	bool polled_fd;		   /* poll, select: fd is the first of the fds waited on */
-	bool more_fds;		   /* ... and there are others */
-	int64_t ret;		   /* the syscall's return value, when has_ret */
-	bool has_ret;
-	bool from_start;		     /* already blocked when the recording started */
-	bool unfinished;		     /* still blocked when it ended */
-	uint32_t state;			     /* as switched out (TASK_INTERRUPTIBLE, ...) */
-	uint8_t wake_kind;		     /* enum wake_kind, or WAKE_UNKNOWN */
-	uint32_t wake_detail;		     /* irq number, softirq vector */
-	uint32_t waker_tid;		     /* WAKE_TASK */
-	char waker_name[16];		     /* WAKE_TASK: its name; WAKE_HARDIRQ: the handler's */
-	uint64_t wake_func;		     /* WAKE_HRTIMER, WAKE_TIMER: the callback's address */
+	uint64_t start_ns, end_ns;	     /* switched out, switched back in (absolute) */
+	uint64_t wake_ns;		     /* woken; 0 when not seen */
+	int64_t ret;			     /* the syscall's return value, when has_ret */
 	uint64_t kstack, ustack;	     /* the blocked thread's, as it blocked */
 	uint64_t waker_kstack, waker_ustack; /* the waker's (kernel only for interrupts) */
+	union {				     /* by wake_kind: */
+		char waker_name[16];	     /* WAKE_TASK: its name; WAKE_HARDIRQ: the handler's */
+		uint64_t wake_func;	     /* WAKE_HRTIMER, WAKE_TIMER: the callback's address */
+	};
+	int32_t syscall;      /* -1 when not in a syscall, or unknown */
+	int32_t fd;	      /* -1 when the syscall takes no fd first */
+	uint32_t state;	      /* as switched out (TASK_INTERRUPTIBLE, ...) */
+	uint32_t wake_detail; /* irq number, softirq vector */
+	uint32_t waker_tid;   /* WAKE_TASK */
+	uint8_t wake_kind;    /* enum wake_kind, or WAKE_UNKNOWN */
+	bool polled_fd;	      /* poll, select: fd is the first of the fds waited on */
+	bool more_fds;	      /* ... and there are others */
+	bool has_ret;
+	bool from_start; /* already blocked when the recording started */
+	bool unfinished; /* still blocked when it ended */
 };
 
 struct block_filter {
@@ -53,6 +57,9 @@ void blocking__analyze(const struct trace *t, const struct block_filter *f, stru
 void blocking__analyze_unsorted(const struct trace *t, const struct block_filter *f,
 				struct block_report *r);
 void block_report__free(struct block_report *r);
+/* The episode's waker_name, kept as recorded (escaping it in place would cut it to 16
+ * bytes), escaped (util/escape.h) into buf: whole with COMM_ESCAPED_SIZE bytes. Returns buf. */
+const char *blocking__waker_name(const struct block_episode *ep, char *buf, size_t size);
 /* True when a thread switched out in this state is waiting (not preempted, not exiting). */
 bool blocking__is_blocked_state(uint32_t state);
 

@@ -12,6 +12,7 @@
 #include "trace/symbols.h"
 #include "trace/trace.h"
 #include "trace/u64map.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 struct gkey {
@@ -19,7 +20,7 @@ struct gkey {
 	uint64_t ustack, kstack;
 	uint64_t wk, wu, wfunc; /* waker side, FLAME_WAKE only */
 	uint32_t wkind, wdetail, waker_tid;
-	char wname[16];
+	char wname[16]; /* as recorded: escaped when shown */
 };
 
 struct group {
@@ -40,6 +41,7 @@ struct groups {
 struct sbuf {
 	char *s;
 	size_t len, cap;
+	bool missing_last; /* the last frame stands for a missing stack (sb_missing) */
 };
 
 int flame__parse_kind(const char *s, enum flame_kind *kind)
@@ -122,6 +124,7 @@ static void sb_frame(struct sbuf *b, const char *name, bool kernel)
 	size_t start;
 	char *c;
 
+	b->missing_last = false;
 	if (b->len)
 		sb_add(b, ";", 1);
 	start = b->len;
@@ -135,6 +138,17 @@ static void sb_frame(struct sbuf *b, const char *name, bool kernel)
 		sb_add(b, "_[k]", 4);
 }
 
+/* A stack that was recorded but is not in the trace (its stacks section is damaged, or it
+ * was lost to a full buffer): one [unknown] frame, so that the reader sees a part is
+ * missing rather than a shorter stack; one for both the user and the kernel stack. */
+static void sb_missing(struct sbuf *b, bool kernel)
+{
+	if (b->missing_last)
+		return;
+	sb_frame(b, "[unknown]", kernel);
+	b->missing_last = true;
+}
+
 /* The kernel's scheduler and lock functions (the __sched and __lock text sections): the
  * kernel leaves them out of a sleeping task's stack when another task reads it (the start
  * snapshot's stacks), and the recorder's stacks, taken by the task itself as it switches
@@ -143,16 +157,16 @@ struct sched_text {
 	uint64_t lo[2], hi[2];
 };
 
-static uint64_t kallsyms_addr(const struct trace *t, const char *name)
+static uint64_t kallsyms_addr(const char *text, size_t text_len, const char *name)
 {
-	const char *end = t->kallsyms + t->kallsyms_len, *p = t->kallsyms, *hit, *line;
+	const char *end = text + text_len, *p = text, *hit, *line;
 	size_t len = strlen(name);
 
-	while (p && p < end && (hit = memmem(p, end - p, name, len))) {
+	while (p < end && (hit = memmem(p, end - p, name, len))) {
 		p = hit + len;
-		if (hit == t->kallsyms || hit[-1] != ' ' || (p < end && *p != '\n'))
+		if (hit == text || hit[-1] != ' ' || (p < end && *p != '\n'))
 			continue;
-		for (line = hit; line > t->kallsyms && line[-1] != '\n'; line--)
+		for (line = hit; line > text && line[-1] != '\n'; line--)
 			;
 		return strtoull(line, NULL, 16);
 	}
@@ -161,13 +175,16 @@ static uint64_t kallsyms_addr(const struct trace *t, const char *name)
 
 static void sched_text__init(struct sched_text *st, const struct trace *t)
 {
+	size_t len;
+	const char *text = trace__kallsyms(t, &len); /* kept for the symbol table */
+
 	memset(st, 0, sizeof(*st));
-	if (!t->kallsyms)
+	if (!text)
 		return;
-	st->lo[0] = kallsyms_addr(t, "__sched_text_start");
-	st->hi[0] = kallsyms_addr(t, "__sched_text_end");
-	st->lo[1] = kallsyms_addr(t, "__lock_text_start");
-	st->hi[1] = kallsyms_addr(t, "__lock_text_end");
+	st->lo[0] = kallsyms_addr(text, len, "__sched_text_start");
+	st->hi[0] = kallsyms_addr(text, len, "__sched_text_end");
+	st->lo[1] = kallsyms_addr(text, len, "__lock_text_start");
+	st->hi[1] = kallsyms_addr(text, len, "__lock_text_end");
 }
 
 static bool sched_text__has(const struct sched_text *st, uint64_t ip)
@@ -184,8 +201,11 @@ static void sb_stack(struct sbuf *b, const struct trace *t, const struct flame_n
 	const struct trace_stack *st = trace__stack(t, id);
 	uint32_t i, nr, skip = 0;
 
-	if (!st)
+	if (!st) {
+		if (id)
+			sb_missing(b, kernel);
 		return;
+	}
 	nr = st->nr;
 	while (kernel && skip < nr && trace_symbols__is_tracing(n->kernel(n->ctx, st->ips[skip])))
 		skip++;
@@ -211,17 +231,18 @@ static void sb_stack(struct sbuf *b, const struct trace *t, const struct flame_n
 
 static void waker_label(struct sbuf *b, const struct gkey *k, const struct flame_namer *n)
 {
-	char buf[96];
+	char buf[96], name[COMM_ESCAPED_SIZE];
 
+	name_escape(name, sizeof(name), k->wname, strnlen(k->wname, sizeof(k->wname)));
 	switch (k->wkind) {
 	case WAKE_TASK:
-		sb_frame(b, k->wname[0] ? k->wname : "?", false);
+		sb_frame(b, name[0] ? name : "?", false);
 		return;
 	case WAKE_SOFTIRQ:
 		snprintf(buf, sizeof(buf), "[softirq %s]", blocking__softirq_name(k->wdetail));
 		break;
 	case WAKE_HARDIRQ:
-		snprintf(buf, sizeof(buf), "[hardirq %u %s]", k->wdetail, k->wname);
+		snprintf(buf, sizeof(buf), "[hardirq %u %s]", k->wdetail, name);
 		break;
 	case WAKE_HRTIMER:
 	case WAKE_TIMER:
@@ -250,6 +271,8 @@ static void collect(const struct trace *t, enum flame_kind kind, const struct fl
 		for (i = 0; i < t->nr_ev; i++) {
 			const struct rec *e = t->ev[i];
 			struct gkey k;
+
+			trace__done_before(t, i);
 
 			if (e->h.type != REC_SAMPLE || !thread_ok(t, f, e->h.tid, e->h.pid))
 				continue;
@@ -326,8 +349,9 @@ void flame__build(const struct trace *t, enum flame_kind kind, const struct flam
 	size_t i, cap = 0;
 
 	memset(out, 0, sizeof(*out));
-	sched_text__init(&sched, t);
 	collect(t, kind, f, &gs);
+	/* After the episodes are freed: the kallsyms text it decompresses is megabytes. */
+	sched_text__init(&sched, t);
 	for (i = 0; i < gs.nr; i++) {
 		const struct group *g = &gs.g[i];
 		const struct trace_thread *th = trace__thread(t, g->k.tid);

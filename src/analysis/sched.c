@@ -111,6 +111,8 @@ void sched__analyze(const struct trace *t, struct sched_report *r)
 		const struct rec *e = t->ev[i];
 		struct sched_task *k;
 
+		trace__done_before(t, i);
+
 		switch (e->h.type) {
 		case REC_SWITCH:
 			if ((e->sw.flags & SWITCH_PREV_TARGET) && e->h.tid)

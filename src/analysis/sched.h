@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "util/escape.h"
+
 struct rec;
 struct trace;
 
@@ -21,7 +23,7 @@ struct sched_clock {
 
 struct sched_task {
 	uint32_t tid, pid;
-	char comm[16];
+	char comm[COMM_ESCAPED_SIZE]; /* escaped */
 	/* CPU time in the on-CPU intervals whose start was seen (or the thread's birth), as the
 	 * kernel charged it (sum_exec_runtime at each switch-out; version 1 files: from
 	 * switch-in to switch-out, which misses the time the kernel charges a thread woken

@@ -86,6 +86,8 @@ void timeline__build(const struct trace *t, const struct block_filter *f, struct
 		const struct rec *e = t->ev[i];
 		struct run *r;
 
+		trace__done_before(t, i);
+
 		if (e->h.type == REC_WAKEUP_NEW && e->h.tid) {
 			r = run_of(&b, e->h.tid, e->h.pid);
 			sched_clock__born(&r->clock);

@@ -15,6 +15,7 @@
 #include "trace/syscalls.h"
 #include "trace/trace.h"
 #include "trace/u64map.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 static const char usage_text[] =
@@ -31,7 +32,8 @@ static const char usage_text[] =
 	"  -m, --min-ms X     only episodes of at least X milliseconds\n"
 	"  -s, --stacks       with each episode, where the thread blocked (kernel frames,\n"
 	"                     then user frames, innermost first) and the waker's stack;\n"
-	"                     JSON: stack ids into a table of each distinct stack\n"
+	"                     JSON: stack ids into a table of each distinct stack; a stack\n"
+	"                     missing from the trace (damaged) is one [unknown] frame\n"
 	"  -f, --format FMT   text (default) or json (docs/blocking-json.md, streamed)\n";
 
 struct report {
@@ -42,48 +44,65 @@ struct report {
 	struct stack_table *tab;    /* --format=json --stacks: the stacks written */
 };
 
-typedef void (*frame_fn)(void *arg, const char *name, bool kernel);
+/* missing: the frame stands for a stack the trace does not hold (see stack_frames). */
+typedef void (*frame_fn)(void *arg, const char *name, bool kernel, bool missing);
+
+#define MISSING_FRAME "[unknown]"
 
 /* The frames of a kernel stack then a user stack of process pid, innermost first, each
  * named, the tracing machinery at the top of the kernel stack left out; an interrupt's
- * (irq) cut where it entered. */
+ * (irq) cut where it entered. A stack that was recorded but is not in the trace (its
+ * stacks section is damaged, or it was lost to a full buffer) is one frame, [unknown],
+ * marked missing: one for both when both are missing. */
 static void stack_frames(struct report *rp, uint64_t kstack, uint64_t ustack, uint32_t pid,
 			 uint64_t ts, bool irq, frame_fn fn, void *arg)
 {
 	const struct trace_stack *st = trace__stack(rp->t, kstack);
+	bool missing = kstack && !st;
 	const char *name;
 	uint32_t i = 0;
+
+	if (missing)
+		fn(arg, MISSING_FRAME, true, true);
 
 	while (st && i < st->nr &&
 	       trace_symbols__is_tracing(trace_symbols__kernel(rp->syms, st->ips[i])))
 		i++;
 	for (; st && i < st->nr; i++) {
 		name = trace_symbols__kernel(rp->syms, st->ips[i]);
-		fn(arg, name, true);
+		fn(arg, name, true, false);
 		if (irq && trace_symbols__is_irq_entry(name))
 			break;
 	}
 	st = trace__stack(rp->t, ustack);
+	if (ustack && !st && !missing)
+		fn(arg, MISSING_FRAME, false, true);
 	for (i = 0; st && i < st->nr; i++)
-		fn(arg, trace_symbols__user(rp->syms, pid, ts, st->ips[i]), false);
+		fn(arg, trace_symbols__user(rp->syms, pid, ts, st->ips[i]), false, false);
 	if (st && st->truncated)
-		fn(arg, FRAME_TRUNCATED, false);
+		fn(arg, FRAME_TRUNCATED, false, false);
 }
 
-static void frame_text(void *arg, const char *name, bool kernel)
+static void frame_text(void *arg, const char *name, bool kernel, bool missing)
 {
 	unsigned int *n = arg;
 
-	printf("        #%-3u %s%s\n", (*n)++, name, kernel ? " [k]" : "");
+	if (missing) /* apart: a third %s in the common case costs 5% of the text report */
+		printf("        #%-3u %s%s (stack missing from the trace)\n", (*n)++, name,
+		       kernel ? " [k]" : "");
+	else
+		printf("        #%-3u %s%s\n", (*n)++, name, kernel ? " [k]" : "");
 }
 
-static void frame_json(void *arg, const char *name, bool kernel)
+static void frame_json(void *arg, const char *name, bool kernel, bool missing)
 {
 	struct json_writer *w = arg;
 
 	json_writer__begin_object(w, true);
 	json_writer__kv_string(w, "symbol", name);
 	json_writer__kv_bool(w, "kernel", kernel);
+	if (missing) /* only then: a key in every frame would weigh on the document */
+		json_writer__kv_bool(w, "missing", true);
 	json_writer__end_object(w);
 }
 
@@ -160,13 +179,14 @@ static void print_task_text(struct report *rp, const struct block_episode *eps, 
 		const char *desc =
 			ep->fd >= 0 ? trace__fd_desc(t, ep->pid, ep->fd, ep->start_ns) : NULL;
 		const char *detail = blocking__wake_detail(ep, kernel_name, rp, buf, sizeof(buf));
-		char fd[64] = "-", wake[96];
+		char fd[64] = "-", wake[96], name[COMM_ESCAPED_SIZE];
 
 		if (ep->fd >= 0)
 			snprintf(fd, sizeof(fd), "%d%s%s%.50s", ep->fd, ep->more_fds ? "+" : "",
 				 desc ? " " : "", desc ? desc : "");
 		if (ep->wake_kind == WAKE_TASK)
-			snprintf(wake, sizeof(wake), "TASK %s %u", ep->waker_name, ep->waker_tid);
+			snprintf(wake, sizeof(wake), "TASK %s %u",
+				 blocking__waker_name(ep, name, sizeof(name)), ep->waker_tid);
 		else
 			snprintf(wake, sizeof(wake), "%s%s%s", blocking__kind_name(ep->wake_kind),
 				 detail ? " " : "", detail ? detail : "");
@@ -381,7 +401,10 @@ static void episode_json(struct report *rp, const struct block_episode *ep)
 	 * most wake-ups of a server (a tenth of the document). */
 	if (ep->wake_kind == WAKE_TASK) {
 		json_writer__kv_uint(w, "waker_tid", ep->waker_tid);
-		json_writer__kv_string(w, "waker_comm", ep->waker_name);
+		char name[COMM_ESCAPED_SIZE];
+
+		json_writer__kv_string(w, "waker_comm",
+				       blocking__waker_name(ep, name, sizeof(name)));
 	}
 	json_writer__end_object(w);
 	if (rp->stacks) {
@@ -508,6 +531,9 @@ int cmd_blocking(int argc, char **argv)
 	rp.t = t;
 	rp.syms = trace_symbols__new(t); /* names are looked up only when needed */
 	blocking__analyze(t, &f, &r);
+	/* The episodes hold what the report prints: the events' index is no longer needed
+	 * while it writes them (and the stacks' names are looked up). */
+	trace__drop_events(t);
 	if (json) {
 		ret = report_json(&rp, &r);
 	} else {

@@ -73,7 +73,7 @@ static void print_hist(const struct sched_task *k)
 static void print_text(const struct trace *t, const struct sched_report *r, bool hist)
 {
 	uint64_t runtime = 0, switches = 0;
-	char lost[512], name[40];
+	char lost[512], name[COMM_ESCAPED_SIZE + 12];
 	size_t i;
 
 	printf(" %-28s | %12s | %9s | %13s | %13s | %14s\n", "Task", "Runtime ms", "Switches",

@@ -13,6 +13,7 @@
 #include "trace/syscalls.h"
 #include "trace/trace.h"
 #include "trace/u64map.h"
+#include "util/escape.h"
 
 struct writer {
 	FILE *f;
@@ -86,7 +87,10 @@ static json_t *blocked_args(const struct writer *w, const struct block_episode *
 		json_object_set_new(a, "wakeup_detail", json_string(detail));
 	if (ep->wake_kind == WAKE_TASK) {
 		json_object_set_new(a, "waker_tid", json_integer(ep->waker_tid));
-		json_object_set_new(a, "waker_comm", json_string(ep->waker_name));
+		char name[COMM_ESCAPED_SIZE];
+
+		json_object_set_new(a, "waker_comm",
+				    json_string(blocking__waker_name(ep, name, sizeof(name))));
 	}
 	return a;
 }

@@ -17,11 +17,12 @@
  * or of a module, which is given at most this much. */
 #define KSYM_LAST_SPAN (64u << 10)
 
+/* 16 bytes, not 32 with pointers: a kernel has 100k+ symbols, and a report of a trace holds
+ * them all. The type letter is in the text, just before the name (see parse_lines). */
 struct ksym {
 	uint64_t addr;
-	const char *name;   /* in ksyms.text */
-	const char *module; /* "[xfs]" in ksyms.text, or NULL for the kernel itself */
-	char type;
+	uint32_t name;	 /* offset in ksyms.text */
+	uint32_t module; /* offset of "[xfs]" in ksyms.text, or 0 for the kernel itself */
 };
 
 struct ksyms {
@@ -45,12 +46,14 @@ static int hexval(char c)
 
 /* Among names of one address: code over data, global (upper case) over local, fewer
  * leading underscores ("_stext" loses to a real function), then the name. */
-static int ksym_better(const struct ksym *a, const struct ksym *b)
+static int ksym_better(const char *text, const struct ksym *a, const struct ksym *b)
 {
-	int ta = (a->type | 0x20) == 't' || (a->type | 0x20) == 'w';
-	int tb = (b->type | 0x20) == 't' || (b->type | 0x20) == 'w';
-	int ga = a->type >= 'A' && a->type <= 'Z', gb = b->type >= 'A' && b->type <= 'Z';
-	size_t ua = strspn(a->name, "_"), ub = strspn(b->name, "_");
+	const char *na = text + a->name, *nb = text + b->name;
+	char ya = na[-1], yb = nb[-1];
+	int ta = (ya | 0x20) == 't' || (ya | 0x20) == 'w';
+	int tb = (yb | 0x20) == 't' || (yb | 0x20) == 'w';
+	int ga = ya >= 'A' && ya <= 'Z', gb = yb >= 'A' && yb <= 'Z';
+	size_t ua = strspn(na, "_"), ub = strspn(nb, "_");
 
 	if (ta != tb)
 		return ta > tb ? -1 : 1;
@@ -58,7 +61,7 @@ static int ksym_better(const struct ksym *a, const struct ksym *b)
 		return ga > gb ? -1 : 1;
 	if (ua != ub)
 		return ua < ub ? -1 : 1;
-	return strcmp(a->name, b->name);
+	return strcmp(na, nb);
 }
 
 /*
@@ -113,6 +116,7 @@ static void sort_by_addr(struct ksym *a, size_t n)
 struct parser {
 	struct ksyms *k;
 	size_t cap;
+	char *w; /* where the next kept name is written: the text is compacted as it is parsed */
 	bool sorted, any_addr;
 };
 
@@ -120,6 +124,7 @@ static void parser_init(struct parser *ps, char *text, size_t expect)
 {
 	ps->k = xcalloc(1, sizeof(*ps->k));
 	ps->k->text = text;
+	ps->w = text;
 	ps->cap = 0;
 	ps->sorted = true;
 	ps->any_addr = false;
@@ -127,14 +132,18 @@ static void parser_init(struct parser *ps, char *text, size_t expect)
 	xgrow((void **)&ps->k->syms, &ps->cap, expect / 32 + 16, sizeof(*ps->k->syms));
 }
 
-/* Parses the lines in [p, end), in place: NULs replace the separators so names and
- * module names point into the text. */
+/* Parses the lines in [p, end), in place, and compacts them: only "Tname\0" (the type letter
+ * then the name) and "[module]\0" are kept, written back from the start of the text, so the
+ * addresses (a third of the text) and the symbols left out cost nothing once parsed. The
+ * write cursor never passes the line being read: a line has at least four bytes ("0 T ")
+ * before its name, of which one is kept. */
 static void parse_lines(struct parser *ps, char *p, char *end)
 {
 	struct ksyms *k = ps->k;
 
 	while (p < end) {
-		char *nl = memchr(p, '\n', end - p), *name, *tab;
+		char *nl = memchr(p, '\n', end - p), *name, *tab, *mod = NULL;
+		size_t len;
 		uint64_t addr = 0;
 		int digits = 0, v;
 		struct ksym *s;
@@ -159,21 +168,31 @@ static void parse_lines(struct parser *ps, char *p, char *end)
 		xgrow((void **)&k->syms, &ps->cap, k->nr + 1, sizeof(*k->syms));
 		s = &k->syms[k->nr];
 		s->addr = addr;
-		s->type = type;
-		s->name = name;
-		s->module = NULL;
+		s->module = 0;
 		tab = memchr(name, '\t', nl - name);
 		if (tab) {
-			char *mod = tab + 1, *close;
+			char *close;
 
 			*tab = '\0';
+			mod = tab + 1;
 			while (*mod == ' ' || *mod == '\t')
 				mod++;
 			close = strchr(mod, ']');
-			if (*mod == '[' && close && close > mod + 1) {
+			if (*mod == '[' && close && close > mod + 1)
 				close[1] = '\0';
-				s->module = mod;
-			}
+			else
+				mod = NULL;
+		}
+		len = strlen(name);
+		*ps->w++ = type;
+		memmove(ps->w, name, len + 1);
+		s->name = ps->w - k->text;
+		ps->w += len + 1;
+		if (mod) { /* after the name: not yet overwritten */
+			len = strlen(mod);
+			memmove(ps->w, mod, len + 1);
+			s->module = ps->w - k->text;
+			ps->w += len + 1;
 		}
 		if (k->nr && addr < k->syms[k->nr - 1].addr)
 			ps->sorted = false;
@@ -201,7 +220,7 @@ static struct ksyms *parser_finish(struct parser *ps)
 	/* One name per address: the best of each run of equal addresses. */
 	for (i = 0, out = 0; i < k->nr; i++) {
 		if (out && k->syms[out - 1].addr == k->syms[i].addr) {
-			if (ksym_better(&k->syms[i], &k->syms[out - 1]) < 0)
+			if (ksym_better(k->text, &k->syms[i], &k->syms[out - 1]) < 0)
 				k->syms[out - 1] = k->syms[i];
 			continue;
 		}
@@ -211,16 +230,24 @@ static struct ksyms *parser_finish(struct parser *ps)
 	return k;
 }
 
+struct ksyms *ksyms__parse_owned(char *text, size_t len)
+{
+	struct parser ps;
+
+	parser_init(&ps, text, len);
+	parse_lines(&ps, text, text + len);
+	/* Only the compacted names are left: give back the rest (names are offsets). */
+	ps.k->text = xrealloc(text, ps.w - text + 1);
+	return parser_finish(&ps);
+}
+
 struct ksyms *ksyms__parse(const char *text, size_t len)
 {
 	char *copy = xmalloc(len + 1);
-	struct parser ps;
 
 	memcpy(copy, text, len);
 	copy[len] = '\0';
-	parser_init(&ps, copy, len);
-	parse_lines(&ps, copy, copy + len);
-	return parser_finish(&ps);
+	return ksyms__parse_owned(copy, len);
 }
 
 /*
@@ -255,7 +282,7 @@ struct ksyms *ksyms__load(void)
 		errno = err;
 		return NULL;
 	}
-	parser_init(&ps, NULL, 6u << 20);
+	parser_init(&ps, buf, 6u << 20);
 	for (;;) {
 		size_t room = KALLSYMS_RESERVE - 1 - len;
 		ssize_t n;
@@ -282,7 +309,7 @@ struct ksyms *ksyms__load(void)
 	}
 	close(fd);
 	parse_lines(&ps, buf + parsed, buf + len);
-	keep = (len + 1 + 4095) & ~(size_t)4095;
+	keep = (size_t)(ps.w - buf + 1 + 4095) & ~(size_t)4095; /* the compacted names */
 	munmap(buf + keep, KALLSYMS_RESERVE - keep);
 	k = ps.k;
 	k->text = buf;
@@ -331,7 +358,7 @@ const char *ksyms__resolve(const struct ksyms *k, uint64_t addr, uint64_t *offse
 	next = lo < k->nr ? &k->syms[lo] : NULL;
 	end = next ? next->addr : UINT64_MAX;
 	if (!next || !s->module != !next->module ||
-	    (s->module && strcmp(s->module, next->module))) {
+	    (s->module && strcmp(k->text + s->module, k->text + next->module))) {
 		if (end - s->addr > KSYM_LAST_SPAN)
 			end = s->addr + KSYM_LAST_SPAN;
 	}
@@ -340,6 +367,6 @@ const char *ksyms__resolve(const struct ksyms *k, uint64_t addr, uint64_t *offse
 	if (offset)
 		*offset = addr - s->addr;
 	if (module)
-		*module = s->module ? s->module : kernel_module;
-	return s->name;
+		*module = s->module ? k->text + s->module : kernel_module;
+	return k->text + s->name;
 }

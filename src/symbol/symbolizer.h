@@ -40,6 +40,9 @@ void symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_
 struct ksyms;
 struct ksyms *ksyms__load(void);
 struct ksyms *ksyms__parse(const char *text, size_t len);
+/* The same over text[0..len], NUL-terminated at len, which the table takes over (and
+ * frees): no copy. */
+struct ksyms *ksyms__parse_owned(char *text, size_t len);
 void ksyms__delete(struct ksyms *k);
 /* Name of the kernel symbol containing addr and the offset into it; NULL if none.
  * *module is "[kernel]" or the module in brackets, e.g. "[xfs]". offset and module may

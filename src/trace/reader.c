@@ -2,7 +2,10 @@
  * header and of its payload; a damaged one is listed with its type and offset and skipped,
  * the reader finding the next header by its own checksum), accepts a truncated tail, and
  * indexes events (sorted by time), stacks, thread names, maps and fd descriptions for the
- * reports. Version 1 files (no checksums) are read as well as their parsers can tell. */
+ * reports. Version 1 files (no checksums) are read as well as their parsers can tell.
+ * Memory: the events stay in the file, whose pages are released once read (checked, sorted,
+ * then passed by a report: trace__done_before); the small sections the reports read at
+ * random are copied out; kallsyms is decompressed only for a report that asks. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -37,6 +40,7 @@ _Static_assert(sizeof(struct rec_switch) == sizeof(struct rec_switch_v1), "switc
 struct run {
 	const struct rec *r;
 	size_t n;
+	size_t last; /* index in t->ev of its last event in time order */
 };
 
 /* A process's title as the recording first saw it (SEC_TITLE). */
@@ -50,17 +54,28 @@ struct priv {
 	struct title *titles;
 	size_t nr_titles, cap_titles;
 	struct u64map stack_idx, thread_idx;
-	void *map;
+	void *map; /* the file, when trace__open mapped it: its pages may be released */
 	size_t map_len;
 	struct run *runs;
 	size_t nr_runs, cap_runs;
+	/* Releasing the pages of events already read (trace__done_before): the runs in the
+	 * order their last events come in time, the next of them to release, and the index
+	 * in t->ev from which it may be. */
+	struct run **by_last;
+	size_t next_release, release_at, done;
+	const char *rel_lo, *rel_hi; /* read, to be released with the next batch */
 	size_t cap_stacks, cap_maps, cap_fds, cap_threads;
 	uint32_t cache_tid[256]; /* direct-mapped cache in front of thread_idx */
 	uint32_t cache_idx[256]; /* index + 1; 0: empty */
 	void **owned;		 /* decompressed sections, converted version 1 events */
 	size_t nr_owned, cap_owned;
 	size_t cap_secs, cap_damage;
-	uint64_t items; /* things read so far (events, stack entries...), per section */
+	uint64_t items;	      /* things read so far (events, stack entries...), per section */
+	const char *kallsyms; /* in the file, zstd-compressed when kallsyms_zstd */
+	size_t kallsyms_len;
+	bool kallsyms_zstd;
+	char *kallsyms_text; /* decompressed by trace__kallsyms, until taken */
+	size_t kallsyms_text_len;
 };
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -113,8 +128,10 @@ static void set_comm(struct trace_thread *th, const char *comm)
 {
 	if (!comm[0])
 		return;
-	memcpy(th->comm, comm, sizeof(th->comm) - 1);
-	th->comm[sizeof(th->comm) - 1] = '\0';
+	size_t n = strnlen(comm, REC_COMM_LEN - 1); /* a record's array, maybe unterminated */
+
+	memcpy(th->comm, comm, n);
+	th->comm[n] = '\0';
 }
 
 static int parse_stacks(struct trace *t, const char *p, size_t size, uint64_t off, char *err,
@@ -245,8 +262,10 @@ static int parse_section(struct trace *t, uint16_t type, const char *p, size_t s
 	case SEC_STACKS:
 		return parse_stacks(t, p, size, off, err, errlen);
 	case SEC_KALLSYMS:
-		t->kallsyms = p;
-		t->kallsyms_len = size;
+		pr->kallsyms = p;
+		pr->kallsyms_len = size;
+		pr->kallsyms_zstd = false;
+		t->has_kallsyms = true;
 		return 0;
 	case SEC_INFO:
 		t->info = p;
@@ -296,8 +315,8 @@ static int parse_section(struct trace *t, uint16_t type, const char *p, size_t s
 
 		memcpy(h, p, size < sizeof(h) ? 0 : sizeof(h));
 		if (size < sizeof(h) || h[3] > size - sizeof(h))
-			return fail(err, errlen, "title section with a bad length at offset %" PRIu64,
-				    off);
+			return fail(err, errlen,
+				    "title section with a bad length at offset %" PRIu64, off);
 		xgrow((void **)&pr->titles, &pr->cap_titles, pr->nr_titles + 1,
 		      sizeof(*pr->titles));
 		pr->titles[pr->nr_titles].pid = h[2];
@@ -345,6 +364,136 @@ static int parse_section(struct trace *t, uint16_t type, const char *p, size_t s
 	}
 }
 
+/* Drops the file's pages under [lo, hi) (rounded out to whole pages) from the process's
+ * memory. The mapping is private, read-only and never written, so this loses nothing: a
+ * later read faults the pages back in from the page cache. It keeps a report's memory near
+ * what the report holds rather than the size of the trace. Only for a file trace__open
+ * mapped: a caller's buffer is not the reader's to drop.
+ * A fault maps the cached pages around the one asked for too (fault-around, 64 KiB by
+ * default): reading the start of the next part maps back the end of the part released
+ * before it. So the range released reaches FAULT_AROUND below lo, where those are. */
+#define FAULT_AROUND (64u << 10)
+static void release(const struct priv *p, const void *lo, const void *hi)
+{
+	static uintptr_t page;
+	uintptr_t base = (uintptr_t)p->map, a, b;
+
+	if (!p->map || (uintptr_t)lo < base || (uintptr_t)hi > base + p->map_len || lo >= hi)
+		return;
+	if (!page)
+		page = sysconf(_SC_PAGESIZE);
+	a = (uintptr_t)lo - base > FAULT_AROUND ? (uintptr_t)lo - FAULT_AROUND : base;
+	a &= ~(page - 1);
+	b = ((uintptr_t)hi + page - 1) & ~(page - 1);
+	madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+/* The same in batches of at least RELEASE_BATCH bytes: each madvise() costs a TLB flush, and
+ * one per 64 KiB events section made a report of a 30 MB trace 50 ms slower. */
+#define RELEASE_BATCH (512u << 10)
+static void release_batched(struct priv *p, const void *lo, const void *hi)
+{
+	if (!p->map)
+		return;
+	if (!p->rel_hi || (const char *)lo < p->rel_lo)
+		p->rel_lo = lo;
+	if (!p->rel_hi || (const char *)hi > p->rel_hi)
+		p->rel_hi = hi;
+	if ((size_t)(p->rel_hi - p->rel_lo) >= RELEASE_BATCH) {
+		release(p, p->rel_lo, p->rel_hi);
+		p->rel_lo = p->rel_hi = NULL;
+	}
+}
+
+static int cmp_last(const void *a, const void *b)
+{
+	const struct run *x = *(const struct run *const *)a, *y = *(const struct run *const *)b;
+
+	return x->last < y->last ? -1 : x->last > y->last;
+}
+
+/* Which run holds event e; runs in file order, and events in time order come nearly in
+ * file order, so the run of the previous event (or the next one) is nearly always it. */
+static struct run *run_of(struct priv *p, const struct rec *e, size_t *hint)
+{
+	size_t lo = 0, hi = p->nr_runs, k;
+
+	for (k = *hint; k < p->nr_runs && k <= *hint + 1; k++)
+		if (e >= p->runs[k].r && e < p->runs[k].r + p->runs[k].n)
+			return &p->runs[*hint = k];
+	while (lo < hi) { /* the runs from the file lie in ascending addresses */
+		size_t mid = (lo + hi) / 2;
+
+		if (e < p->runs[mid].r)
+			hi = mid;
+		else if (e >= p->runs[mid].r + p->runs[mid].n)
+			lo = mid + 1;
+		else
+			return &p->runs[*hint = mid];
+	}
+	for (k = 0; k < p->nr_runs; k++) /* a decompressed or converted run, on the heap */
+		if (e >= p->runs[k].r && e < p->runs[k].r + p->runs[k].n)
+			return &p->runs[*hint = k];
+	return NULL;
+}
+
+/* Notes where each run of events is read for the last time in time order, for
+ * trace__done_before. */
+static void plan_release(struct trace *t)
+{
+	struct priv *p = t->priv;
+	size_t i, hint = 0;
+
+	if (!p->map || !p->nr_runs)
+		return;
+	for (i = 0; i < t->nr_ev; i++) {
+		struct run *r = run_of(p, t->ev[i], &hint);
+
+		if (r)
+			r->last = i;
+	}
+	p->by_last = xmalloc(p->nr_runs * sizeof(*p->by_last));
+	for (i = 0; i < p->nr_runs; i++)
+		p->by_last[i] = &p->runs[i];
+	qsort(p->by_last, p->nr_runs, sizeof(*p->by_last), cmp_last);
+	p->release_at = p->by_last[0]->last + 1;
+}
+
+void trace__release_before(const struct trace *t, size_t i)
+{
+	struct priv *p = t->priv;
+
+	if (!p->by_last)
+		return;
+	if (i >= p->release_at) {
+		while (p->next_release < p->nr_runs && p->by_last[p->next_release]->last < i) {
+			const struct run *r = p->by_last[p->next_release++];
+
+			release_batched(p, r->r, r->r + r->n);
+		}
+		p->release_at = p->next_release < p->nr_runs ? p->by_last[p->next_release]->last + 1
+							     : SIZE_MAX;
+	} else if (i < p->done) {
+		/* Another pass from the start: release again as it goes. */
+		p->next_release = 0;
+		p->release_at = p->by_last[0]->last + 1;
+	}
+	p->done = i;
+}
+
+void trace__drop_events(struct trace *t)
+{
+	struct priv *p = t->priv;
+
+	free(t->ev);
+	t->ev = NULL;
+	t->nr_ev = 0;
+	free(p->by_last);
+	p->by_last = NULL;
+	if (p->map)
+		release(p, p->map, (const char *)p->map + p->map_len);
+}
+
 static void merge_sort(const struct rec **a, const struct rec **tmp, size_t n)
 {
 	size_t m = n / 2, i = 0, j = m, k = 0;
@@ -365,13 +514,20 @@ static void merge_sort(const struct rec **a, const struct rec **tmp, size_t n)
 /* The ring buffer delivers events almost in time order (CPUs race by nanoseconds to
  * microseconds): an insertion sort with a bounded reach is linear then. Anything further
  * out of place (a corrupt or crafted file) falls back to a stable merge sort. */
-static void sort_events(const struct rec **ev, size_t n)
+static void sort_events(struct priv *p, const struct rec **ev, size_t n)
 {
-	size_t i, j;
+	size_t i, j, run = 0, behind = 0;
 	const struct rec **tmp;
 
 	for (i = 1; i < n; i++) {
 		const struct rec *x = ev[i];
+
+		/* Before it, ev[] holds the events in file order: the runs wholly behind the
+		 * insertion's reach are not read again by the sort. */
+		for (; run < p->nr_runs && behind + p->runs[run].n + 2 * SORT_WINDOW < i; run++) {
+			release_batched(p, p->runs[run].r, p->runs[run].r + p->runs[run].n);
+			behind += p->runs[run].n;
+		}
 
 		if (x->h.ts >= ev[i - 1]->h.ts)
 			continue;
@@ -400,11 +556,14 @@ static void index_events(struct trace *t)
 	for (i = 0; i < p->nr_runs; i++)
 		for (j = 0; j < p->runs[i].n; j++)
 			t->ev[k++] = &p->runs[i].r[j];
-	sort_events(t->ev, t->nr_ev);
+	sort_events(p, t->ev, t->nr_ev);
+	plan_release(t);
 
 	for (i = 0; i < t->nr_ev; i++) {
 		const struct rec *r = t->ev[i];
 		struct trace_thread *th;
+
+		trace__done_before(t, i);
 
 		switch (r->h.type) {
 		case REC_SWITCH:
@@ -447,24 +606,90 @@ static void index_events(struct trace *t)
 		t->end_ns = t->last_ns;
 }
 
+/* The content of a zstd frame in a fresh buffer with a NUL after it, or NULL. */
+static char *unzstd(const char *p, size_t size, size_t *len)
+{
+	unsigned long long n = ZSTD_getFrameContentSize(p, size);
+	size_t got;
+	char *out;
+
+	if (n == ZSTD_CONTENTSIZE_UNKNOWN || n == ZSTD_CONTENTSIZE_ERROR || n > MAX_UNCOMPRESSED)
+		return NULL;
+	out = xmalloc(n + 1);
+	got = ZSTD_decompress(out, n, p, size);
+	if (ZSTD_isError(got) || got != n) {
+		free(out);
+		return NULL;
+	}
+	out[n] = '\0';
+	*len = n;
+	return out;
+}
+
 static int parse_compressed(struct trace *t, const struct trace_section *s, const char *p,
 			    uint64_t off, char *err, size_t errlen)
 {
 	struct priv *pr = t->priv;
 	unsigned long long n = ZSTD_getFrameContentSize(p, s->size);
-	size_t got;
-	void *out;
+	size_t len;
+	char *out;
 
-	if (n == ZSTD_CONTENTSIZE_UNKNOWN || n == ZSTD_CONTENTSIZE_ERROR || n > MAX_UNCOMPRESSED)
-		return fail(err, errlen, "corrupt zstd frame");
-	out = xmalloc(n ? n : 1);
-	got = ZSTD_decompress(out, n, p, s->size);
-	if (ZSTD_isError(got) || got != n) {
-		free(out);
-		return fail(err, errlen, "corrupt zstd frame");
+	if (s->type == SEC_KALLSYMS && t->hdr.version >= 2 && n != ZSTD_CONTENTSIZE_UNKNOWN &&
+	    n != ZSTD_CONTENTSIZE_ERROR && n <= MAX_UNCOMPRESSED) {
+		/* Left compressed until a report asks (trace__kallsyms): its checksum has
+		 * vouched for the frame. */
+		pr->kallsyms = p;
+		pr->kallsyms_len = s->size;
+		pr->kallsyms_zstd = true;
+		t->has_kallsyms = true;
+		return 0;
 	}
+	out = unzstd(p, s->size, &len);
+	if (!out)
+		return fail(err, errlen, "corrupt zstd frame");
 	own(pr, out);
-	return parse_section(t, s->type, out, n, off, err, errlen);
+	return parse_section(t, s->type, out, len, off, err, errlen);
+}
+
+/* The kallsyms text, decompressed, in a new buffer. */
+static char *kallsyms_text(const struct priv *pr, size_t *len)
+{
+	char *text;
+
+	if (!pr->kallsyms)
+		return NULL;
+	if (pr->kallsyms_zstd) {
+		text = unzstd(pr->kallsyms, pr->kallsyms_len, len);
+		release(pr, pr->kallsyms, pr->kallsyms + pr->kallsyms_len);
+		return text;
+	}
+	text = xmalloc(pr->kallsyms_len + 1);
+	memcpy(text, pr->kallsyms, pr->kallsyms_len);
+	text[pr->kallsyms_len] = '\0';
+	*len = pr->kallsyms_len;
+	return text;
+}
+
+const char *trace__kallsyms(const struct trace *t, size_t *len)
+{
+	struct priv *pr = t->priv;
+
+	if (!pr->kallsyms_text)
+		pr->kallsyms_text = kallsyms_text(pr, &pr->kallsyms_text_len);
+	*len = pr->kallsyms_text_len;
+	return pr->kallsyms_text;
+}
+
+char *trace__kallsyms_take(const struct trace *t, size_t *len)
+{
+	struct priv *pr = t->priv;
+	char *text = pr->kallsyms_text;
+
+	if (!text)
+		return kallsyms_text(pr, len);
+	*len = pr->kallsyms_text_len;
+	pr->kallsyms_text = NULL;
+	return text;
 }
 
 static int cmp_fd(const void *a, const void *b)
@@ -504,7 +729,7 @@ static const char *section_cost(uint16_t type)
 	case SEC_EVENTS:
 		return "its events are missing from every report";
 	case SEC_STACKS:
-		return "the episodes and samples whose stacks it held show no frames";
+		return "the episodes and samples whose stacks it held show [unknown] for them";
 	case SEC_KALLSYMS:
 		return "kernel frames will show as addresses";
 	case SEC_MAPS:
@@ -667,10 +892,21 @@ static void read_section(struct trace *t, const struct trace_section *s, const c
 				section_name(s->type), off, section_cost(s->type));
 		return;
 	}
-	if (s->flags & SECF_ZSTD)
+	if (s->flags & SECF_ZSTD) {
 		ret = parse_compressed(t, s, p, off, why, sizeof(why));
-	else
+	} else {
+		if (pr->map && s->type != SEC_EVENTS && s->type != SEC_KALLSYMS) {
+			/* Stacks, maps, names...: small, scattered through the file and read
+			 * at random by the reports. A copy costs their size; pointing into
+			 * the file costs the 64 KiB each read maps in around them. */
+			char *copy = xmalloc(s->size ? s->size : 1);
+
+			memcpy(copy, p, s->size);
+			own(pr, copy);
+			p = copy;
+		}
 		ret = parse_section(t, s->type, p, s->size, off, why, sizeof(why));
+	}
 	si->items = pr->items - items;
 	if (ret) {
 		si->damaged = true;
@@ -682,6 +918,7 @@ static void read_section(struct trace *t, const struct trace_section *s, const c
 
 static int parse(struct trace *t, const char *buf, size_t len, char *err, size_t errlen)
 {
+	struct priv *pr = t->priv;
 	uint64_t off;
 	size_t hs;
 	int ret = read_header(t, buf, len, err, errlen);
@@ -726,6 +963,8 @@ static int parse(struct trace *t, const char *buf, size_t len, char *err, size_t
 			break;
 		}
 		read_section(t, &s, buf + off + hs, off, hs);
+		/* Checked and indexed: what the reports need of it comes back when they read it. */
+		release_batched(pr, buf + off, buf + off + hs + s.size);
 		off += hs + s.size;
 		if (off & 7) {
 			if (len - off < 8 - (off & 7)) {
@@ -735,23 +974,37 @@ static int parse(struct trace *t, const char *buf, size_t len, char *err, size_t
 			off += 8 - (off & 7);
 		}
 	}
+	if (pr->map) { /* every section checked: none of the file needs to stay */
+		release(pr, pr->map, buf + len);
+		pr->rel_lo = pr->rel_hi = NULL;
+	}
 	index_events(t);
 	if (t->nr_fds)
 		qsort(t->fds, t->nr_fds, sizeof(*t->fds), cmp_fd);
 	return 0;
 }
 
-struct trace *trace__open_mem(const void *buf, size_t len, char *err, size_t errlen)
+/* map: buf is the file, mapped by trace__open, whose pages the reader may release. */
+static struct trace *open_buf(const void *buf, size_t len, void *map, char *err, size_t errlen)
 {
 	struct trace *t = xcalloc(1, sizeof(*t));
+	struct priv *p = xcalloc(1, sizeof(*p));
 
-	t->priv = xcalloc(1, sizeof(struct priv));
+	t->priv = p;
+	p->map = map;
+	p->map_len = map ? len : 0;
 	if (parse(t, buf, len, err, errlen)) {
+		p->map = NULL; /* the caller unmaps it */
 		trace__close(t);
 		errno = EINVAL;
 		return NULL;
 	}
 	return t;
+}
+
+struct trace *trace__open_mem(const void *buf, size_t len, char *err, size_t errlen)
+{
+	return open_buf(buf, len, NULL, err, errlen);
 }
 
 struct trace *trace__open(const char *path, char *err, size_t errlen)
@@ -787,7 +1040,7 @@ struct trace *trace__open(const char *path, char *err, size_t errlen)
 		return NULL;
 	}
 	madvise(map, st.st_size, MADV_SEQUENTIAL);
-	t = trace__open_mem(map, st.st_size, err, errlen);
+	t = open_buf(map, st.st_size, map, err, errlen);
 	if (!t) {
 		char tmp[512];
 
@@ -797,8 +1050,6 @@ struct trace *trace__open(const char *path, char *err, size_t errlen)
 		errno = EINVAL;
 		return NULL;
 	}
-	((struct priv *)t->priv)->map = map;
-	((struct priv *)t->priv)->map_len = st.st_size;
 	return t;
 }
 
@@ -837,6 +1088,8 @@ void trace__close(struct trace *t)
 		u64map__free(&p->stack_idx);
 		u64map__free(&p->thread_idx);
 		free(p->runs);
+		free(p->by_last);
+		free(p->kallsyms_text);
 		free(p->titles);
 		while (p->nr_owned)
 			free(p->owned[--p->nr_owned]);

@@ -229,9 +229,12 @@ const char *trace_symbols__kernel(struct trace_symbols *s, uint64_t addr)
 	if (name)
 		return name;
 	if (!s->ksyms_tried) {
+		size_t len;
+		char *text = trace__kallsyms_take(s->t, &len);
+
 		s->ksyms_tried = true;
-		if (s->t->kallsyms)
-			s->ksyms = ksyms__parse(s->t->kallsyms, s->t->kallsyms_len);
+		if (text)
+			s->ksyms = ksyms__parse_owned(text, len);
 	}
 	name = s->ksyms ? ksyms__resolve(s->ksyms, addr, NULL, NULL) : NULL;
 	if (!name) {

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "bpf/record.h"
+#include "util/escape.h"
 
 #define TRACE_MAGIC	    "SRVSCTRC"
 #define TRACE_VERSION	    2
@@ -141,7 +142,9 @@ struct trace_stack {
 
 struct trace_thread {
 	uint32_t tid, pid;
-	char comm[16];
+	/* As recorded (15 bytes at most), then escaped in place by report_cmdline__open:
+	 * room for every byte as \xNN. */
+	char comm[COMM_ESCAPED_SIZE];
 };
 
 struct trace_maps {
@@ -183,8 +186,9 @@ struct trace {
 	bool ended;		    /* the end section was found: the recording finished */
 	bool truncated;		    /* the file stops in the middle of a section */
 	uint64_t truncated_at;	    /* offset of the incomplete section */
-	const char *kallsyms, *info;
-	size_t kallsyms_len, info_len;
+	bool has_kallsyms;	    /* see trace__kallsyms */
+	const char *info;
+	size_t info_len;
 	uint32_t lost_cpus;
 	uint64_t *lost; /* [cpu * LOST_REASONS + reason] */
 	uint64_t lost_by_reason[LOST_REASONS];
@@ -219,6 +223,32 @@ struct trace *trace__open_report(const char *path);
 
 /* Whether a version 2 section header is intact (magic and its own checksum). */
 bool trace_section__intact(const struct trace_section *s);
+
+/* The kallsyms text saved in the trace, NUL-terminated (len: its length), or NULL when the
+ * trace has none or it cannot be decompressed. Decompressed on the first call, not when the
+ * trace is opened: only the reports that name kernel frames pay for its megabytes. Valid
+ * until trace__close or trace__kallsyms_take. */
+const char *trace__kallsyms(const struct trace *t, size_t *len);
+/* The same text handed over to the caller, who frees it (and may write into it): the
+ * reader forgets it, so that it is held once, by the symbol table parsed in place. */
+char *trace__kallsyms_take(const struct trace *t, size_t *len);
+
+/* The caller has read the events before t->ev[i] and will rarely come back to them: the
+ * reader may drop the file's pages under them from memory, so that a report's memory does
+ * not grow with the trace. They stay readable (a read brings a page back from the page
+ * cache). Meant to be called for every event of a pass in time order (it acts every 1024);
+ * a pass that starts again from 0 is fine. */
+void trace__release_before(const struct trace *t, size_t i);
+static inline void trace__done_before(const struct trace *t, size_t i)
+{
+	if (!(i % 1024))
+		trace__release_before(t, i);
+}
+
+/* The caller is done with the events: t->ev is freed (nr_ev 0) and the file's pages
+ * released. Stacks, threads, maps and the rest stay. For a report that keeps what it
+ * needs from one pass and then prints for a while. */
+void trace__drop_events(struct trace *t);
 
 const struct trace_stack *trace__stack(const struct trace *t, uint64_t id);
 /* The thread's last known name and process; NULL when the trace never named it. */

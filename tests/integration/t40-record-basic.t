@@ -98,8 +98,43 @@ check "sched reads a trace whose kallsyms and stacks are damaged" [ $rc -eq 0 ]
 check "with the same report" cmp -s "$TMP/sched.good" "$TMP/sched.bad2"
 is "$(printf '%s\n' "$err" | grep -cE "(kallsyms|stacks) section at offset [0-9]+ is damaged \(checksum mismatch\): skipped")" \
 	"$nsec" "one line per damaged section ($nsec)"
-like "$err" "stacks section at offset [0-9]+ is damaged \(checksum mismatch\): skipped; the episodes and samples whose stacks it held show no frames" \
+like "$err" "stacks section at offset [0-9]+ is damaged \(checksum mismatch\): skipped; the episodes and samples whose stacks it held show \[unknown\] for them" \
 	"the line says what the damage costs"
+# The stacks those sections held: one [unknown] frame, marked, where the frames were, in
+# blocking --stacks (text, JSON) and flame (folded, svg, speedscope); none in the whole trace.
+for t in good bad2; do
+	tf=$f
+	[ $t = good ] || tf="$TMP/bad2.trace"
+	"$SRVSCOPE" blocking --stacks "$tf" >"$TMP/b.$t" 2>/dev/null
+	"$SRVSCOPE" blocking --stacks --format=json "$tf" >"$TMP/bj.$t" 2>/dev/null
+	"$SRVSCOPE" flame --kind=off "$tf" >"$TMP/fl.$t" 2>/dev/null
+	"$SRVSCOPE" flame --kind=off --format=svg "$tf" >"$TMP/svg.$t" 2>/dev/null
+	"$SRVSCOPE" flame --kind=off --format=speedscope "$tf" >"$TMP/ss.$t" 2>/dev/null
+done
+is "$(grep -c "stack missing from the trace" "$TMP/b.good")" 0 "the whole trace: no frame marked missing"
+like "$(cat "$TMP/b.bad2")" "#0 +\[unknown\]( \[k\])? \(stack missing from the trace\)" \
+	"blocking --stacks: a lost stack is one [unknown] frame, marked"
+check "blocking --stacks: every listed stack of the damaged trace is that frame" \
+	[ "$(grep -cE '^ +#[0-9]+ ' "$TMP/b.bad2")" = "$(grep -c '#0 *\[unknown\].*(stack missing' "$TMP/b.bad2")" ]
+python3 - "$TMP/bj.good" "$TMP/bj.bad2" <<'PY'
+import json, sys
+good, bad = (json.load(open(p)) for p in sys.argv[1:3])
+def ids(d):
+    return [b["stack_id"] for t in d["tasks"] for b in t["blocks"] if b["stack_id"]]
+assert ids(good) and ids(bad), "episodes with stacks"
+assert all("missing" not in f for s in good["stacks"].values() for f in s), "none missing"
+for i in ids(bad):
+    s = bad["stacks"][str(i)]
+    assert len(s) == 1 and s[0]["symbol"] == "[unknown]" and s[0]["missing"] is True, s
+PY
+ok $? "blocking --stacks --format=json: each lost stack is [{symbol: [unknown], missing: true}]"
+# Unresolved addresses are [unknown] too: the whole trace's lines have real frames, the
+# damaged one's lines are the thread and one [unknown] frame, every one of them.
+check "flame folded, the whole trace: stacks of several frames" grep -qE "^[^;]+;[^;]+;[^;]+;" "$TMP/fl.good"
+check "flame folded: the lost stacks are one [unknown] frame each" \
+	[ -s "$TMP/fl.bad2" -a "$(grep -cvE "^[^;]+;\[unknown\](_\[k\])? [0-9]+$" "$TMP/fl.bad2")" = 0 ]
+check "flame svg: [unknown] shown" grep -q "\[unknown\]" "$TMP/svg.bad2"
+check "flame speedscope: [unknown] shown" grep -q '"\[unknown\]' "$TMP/ss.bad2"
 err=$("$SRVSCOPE" flame "$f" --kind=sideways 2>&1)
 like "$err" "invalid value 'sideways' for --kind" "flame names a bad --kind"
 err=$("$SRVSCOPE" blocking "$f" --min-ms=abc 2>&1)

@@ -83,4 +83,18 @@ chk "flame speedscope: valid JSON" json "$TMP/fl.json"
 run "$TMP/tl.json" timeline
 chk "timeline: valid JSON" json "$TMP/tl.json"
 
+# Every report shows a thread's whole name, escaped, not the first 16 bytes of it: 15
+# control bytes are 60 characters once escaped. In JSON the backslash itself is escaped.
+run "$TMP/fl.off" flame --kind=off
+for want in '\\x01\\x02\\x03\\x04\\x05\\x06\\x07\\x08\\x09\\x0a\\x0b\\x0c\\x0d\\x0e\\x0f' \
+	'\\x10\\x11\\x12\\x13\\x14\\x15\\x16\\x17\\x18\\x19\\x1a\\x1b\\x1c\\x1d\\x1e' '\\x1f\\x7f'; do
+	json=${want//\\\\/\\\\\\\\}
+	like "$(cat "$TMP/b.text")" "task $want \\[pid" "blocking: the name $want shown whole"
+	like "$(cat "$TMP/b.json")" "\"comm\": ?\"$json\"" "blocking json: the name $want whole"
+	like "$(cat "$TMP/sc.text")" " $want:[0-9]+ " "sched: the name $want shown whole"
+	like "$(cat "$TMP/sc.json")" "\"comm\": ?\"$json\"" "sched json: the name $want whole"
+	like "$(cat "$TMP/fl.off")" "^$want;" "flame folded: the name $want whole"
+	like "$(cat "$TMP/tl.json")" "\"$json\"" "timeline: the name $want whole"
+done
+
 done_testing

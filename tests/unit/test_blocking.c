@@ -82,21 +82,21 @@ static void episodes(void)
 static void filters(void)
 {
 	struct trace *t = sample();
-	struct block_filter f = { .comm = "server" };
+	struct block_filter f = {.comm = "server"};
 	struct block_report r;
 
 	blocking__analyze(t, &f, &r);
 	ok(r.nr == 2 && r.eps[0].tid == 10 && r.eps[1].tid == 10, "--comm");
 	block_report__free(&r);
-	f = (struct block_filter){ .pid = 12 };
+	f = (struct block_filter){.pid = 12};
 	blocking__analyze(t, &f, &r);
 	ok(r.nr == 1 && r.eps[0].tid == 12, "--pid");
 	block_report__free(&r);
-	f = (struct block_filter){ .min_ns = 1500 };
+	f = (struct block_filter){.min_ns = 1500};
 	blocking__analyze(t, &f, &r);
 	ok(r.nr == 1 && r.eps[0].tid == 11, "--min-ms");
 	block_report__free(&r);
-	f = (struct block_filter){ .tid = 11 };
+	f = (struct block_filter){.tid = 11};
 	blocking__analyze(t, &f, &r);
 	ok(r.nr == 1 && r.eps[0].tid == 11, "--tid");
 	block_report__free(&r);
@@ -107,7 +107,7 @@ static void stats(void)
 {
 	struct block_episode eps[5];
 	struct block_group *g;
-	struct block_stats s = { 0 };
+	struct block_stats s = {0};
 	size_t n, i;
 
 	for (i = 0; i < 4; i++)
@@ -169,10 +169,34 @@ static void early_waking(void)
 	trace__close(t);
 }
 
+/* A waker that named itself with 15 control bytes: its name is shown whole, escaped. */
+static void hostile_waker(void)
+{
+	struct trace *t;
+	struct block_report r;
+	struct tb b;
+	char name[COMM_ESCAPED_SIZE];
+
+	tb_open(&b);
+	tb_switch(&b, 1000, 10, 10, 1, 0, 0, 0, 3, 0, 0);
+	tb_waking_task(&b, 2000, 10, 11, 11,
+		       "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f", 0, 0);
+	tb_switch(&b, 2100, 0, 0, 0, 10, 10, -1, -1, 0, 0);
+	t = tb_read(&b, 3000);
+	blocking__analyze(t, NULL, &r);
+	ok(r.nr == 1 && r.eps[0].wake_kind == WAKE_TASK, "woken by a task with a hostile name");
+	is_str(r.nr ? blocking__waker_name(&r.eps[0], name, sizeof(name)) : "",
+	       "\\x01\\x02\\x03\\x04\\x05\\x06\\x07\\x08\\x09\\x0a\\x0b\\x0c\\x0d\\x0e\\x0f",
+	       "the waker's name escaped whole, not cut to 16 bytes");
+	block_report__free(&r);
+	trace__close(t);
+}
+
 int main(void)
 {
 	episodes();
 	early_waking();
+	hostile_waker();
 	filters();
 	stats();
 	return done_testing();

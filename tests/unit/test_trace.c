@@ -105,8 +105,21 @@ static void round_trip(void)
 	ok(m && m->ts == 5000, "the maps read next after a time");
 	ok(!trace__maps_after(t, 7, 5000) && !trace__maps_after(t, 8, 0),
 	   "none after the last, none of another process");
-	ok(t->kallsyms_len > 20 && !memcmp(t->kallsyms, "ffffffff81000000 T _stext", 25),
-	   "kallsyms (compressed) read back");
+	{
+		size_t klen = 0;
+		const char *ktext = trace__kallsyms(t, &klen);
+		char *taken = trace__kallsyms_take(t, &klen);
+
+		ok(t->has_kallsyms && ktext && klen > 20 && strlen(ktext) == klen &&
+			   !memcmp(ktext, "ffffffff81000000 T _stext", 25),
+		   "kallsyms (compressed) read back, NUL-terminated");
+		ok(taken == ktext, "kallsyms: the text decompressed once, then handed over");
+		free(taken);
+		taken = trace__kallsyms_take(t, &klen);
+		ok(taken && klen > 20 && !memcmp(taken, "ffffffff81000000 T _stext", 25),
+		   "kallsyms: taken again, decompressed again");
+		free(taken);
+	}
 	ok(t->info_len == 16 && !memcmp(t->info, "srvscope=record\n", 16), "info section");
 	is_int(trace__lost_events(t), 5, "lost events and stacks");
 	is_str(trace__lost_summary(t, buf, sizeof(buf)),
@@ -201,7 +214,8 @@ static void corrupt(void)
 	/* The first section (info) with a damaged magic: the next one is found by its CRC. */
 	buf[256] = 'Z';
 	t = trace__open_mem(buf, len, err, sizeof(err));
-	ok(t && t->nr_ev == 4 && t->nr_stacks == 3 && t->nr_maps == 2 && t->kallsyms && !t->info,
+	ok(t && t->nr_ev == 4 && t->nr_stacks == 3 && t->nr_maps == 2 && t->has_kallsyms &&
+		   !t->info,
 	   "a damaged section header: only that section is lost");
 	ok(t && t->nr_damage == 1 && t->damage[0].off == 256 && t->damage[0].type == 0,
 	   "it is listed");
@@ -231,7 +245,7 @@ static void corrupt(void)
 	   "a damaged stacks section: the rest is read");
 	snprintf(line, sizeof(line),
 		 "stacks section at offset %zu is damaged (checksum mismatch): skipped; the "
-		 "episodes and samples whose stacks it held show no frames",
+		 "episodes and samples whose stacks it held show [unknown] for them",
 		 off);
 	if (ok(t && t->nr_damage == 1, "one damage line"))
 		is_str(t->damage[0].line, line, "which section, where, what it costs");
@@ -242,7 +256,7 @@ static void corrupt(void)
 	off = find_sec(buf, len, SEC_KALLSYMS);
 	buf[off + 24 + 20] ^= 0x80;
 	t = trace__open_mem(buf, len, err, sizeof(err));
-	ok(t && !t->kallsyms && t->nr_ev == 4 && t->nr_stacks == 3 && t->nr_damage == 1 &&
+	ok(t && !t->has_kallsyms && t->nr_ev == 4 && t->nr_stacks == 3 && t->nr_damage == 1 &&
 		   strstr(t->damage[0].line, "kallsyms section at offset"),
 	   "damaged kallsyms: kernel names lost, nothing else");
 	trace__close(t);
