@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "output/json_writer.h"
+#include "util/escape.h"
 
 #define MAX_DEPTH 64
 
@@ -70,40 +71,19 @@ static void separate(struct json_writer *w)
 		newline(w, w->depth);
 }
 
-/* The length of the UTF-8 sequence at c, 0 when it is not a valid one. */
-static int utf8_len(const unsigned char *c)
-{
-	int n, i;
-
-	if (*c < 0x80)
-		return 1;
-	if (*c >= 0xc2 && *c <= 0xdf)
-		n = 2;
-	else if (*c >= 0xe0 && *c <= 0xef)
-		n = 3;
-	else if (*c >= 0xf0 && *c <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((c[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
 /* Strings from outside (paths, process titles) need not be UTF-8: a byte that does not
  * start a valid sequence is written as U+FFFD, so the document stays valid JSON. */
 static void put_string(FILE *f, const char *s)
 {
 	const unsigned char *c = (const unsigned char *)s;
-	int n;
+	size_t left = strlen(s), n;
 
 	fputc('"', f);
-	for (; *c; c++) {
+	for (; *c; c++, left--) {
 		if (*c >= 0x80) {
-			n = utf8_len(c);
+			n = utf8_char_len((const char *)c, left);
 			if (n)
-				fwrite(c, 1, n, f), c += n - 1;
+				fwrite(c, 1, n, f), c += n - 1, left -= n - 1;
 			else
 				fputs("\\ufffd", f);
 			continue;

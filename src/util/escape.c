@@ -5,17 +5,15 @@
 #include "util/escape.h"
 #include "util/util.h"
 
-/* The length of the valid UTF-8 character at s (at most len bytes) that may be printed,
- * or 0 when the byte at s must be escaped: a control or special ASCII byte, a C1 control
- * (U+0080..U+009F), or a byte that does not start a valid, shortest-form character. */
-static size_t safe_char(const unsigned char *s, size_t len)
+size_t utf8_char_len(const char *str, size_t len)
 {
+	const unsigned char *s = (const unsigned char *)str;
 	unsigned char c = s[0];
 	size_t n, i;
 	uint32_t cp;
 
 	if (c < 0x80)
-		return c < 0x20 || c == 0x7f || c == ';' || c == '\\' ? 0 : 1;
+		return 1;
 	if (c >= 0xc2 && c <= 0xdf)
 		n = 2, cp = c & 0x1f;
 	else if (c >= 0xe0 && c <= 0xef)
@@ -32,9 +30,23 @@ static size_t safe_char(const unsigned char *s, size_t len)
 		cp = cp << 6 | (s[i] & 0x3f);
 	}
 	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
+	    (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
 	return n;
+}
+
+/* The length of the character at s (at most len bytes) that may be printed, or 0 when the
+ * byte at s must be escaped: a control or special ASCII byte, a C1 control (U+0080..U+009F,
+ * the two bytes 0xc2 0x80..0x9f), or a byte that does not start a valid character. */
+static size_t safe_char(const unsigned char *s, size_t len)
+{
+	unsigned char c = s[0];
+
+	if (c < 0x80)
+		return c < 0x20 || c == 0x7f || c == ';' || c == '\\' ? 0 : 1;
+	if (c == 0xc2 && len >= 2 && s[1] >= 0x80 && s[1] <= 0x9f)
+		return 0;
+	return utf8_char_len((const char *)s, len);
 }
 
 bool name_is_safe(const char *s, size_t len)

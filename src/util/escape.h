@@ -9,6 +9,11 @@
 /* Room for a 16-byte comm (15 bytes and a NUL) once escaped: 4 characters a byte. */
 #define COMM_ESCAPED_SIZE (15 * 4 + 1)
 
+/* The length of the valid, shortest-form UTF-8 character at s (at most len bytes, len >
+ * 0; 1 for any ASCII byte), or 0 when the bytes at s are not one (a stray continuation
+ * byte, an overlong form, a surrogate, beyond U+10FFFF, cut short). */
+size_t utf8_char_len(const char *s, size_t len);
+
 /* Whether len bytes of s would print as they are: valid UTF-8, with no control character
  * (C0, DEL, C1), no ';' (the folded stacks' frame separator) and no '\' (so that an
  * escape can't be forged). */

@@ -72,6 +72,24 @@ int main(void)
 	json_decref(doc);
 	free(buf);
 
+	/* An encoded surrogate (U+D800) is not UTF-8 either: jansson would refuse the whole
+	 * document. */
+	f = open_memstream(&buf, &len);
+	w = json_writer__new(f);
+	json_writer__begin_array(w, true);
+	json_writer__string(w, "a\xed\xa0\x80"
+			       "b");
+	json_writer__end_array(w);
+	json_writer__delete(w);
+	fclose(f);
+	doc = json_loads(buf, 0, &jerr);
+	is_str(doc ? json_string_value(json_array_get(doc, 0)) : jerr.text,
+	       "a\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+	       "b",
+	       "an encoded surrogate becomes U+FFFD");
+	json_decref(doc);
+	free(buf);
+
 	f = open_memstream(&buf, &len);
 	w = json_writer__new(f);
 	json_writer__begin_array(w, false);
