@@ -10,6 +10,7 @@ SRVSCOPE=${SRVSCOPE:-$TOP/build/srvscope}
 ROUNDS=${1:-5}
 GETS=${2:-6000}
 PORT=${PORT:-22199}
+. "$(dirname "$0")/memcached.sh"
 OUT=$(mktemp -d /tmp/srvscope-bench.XXXXXX)
 MC=""
 REC=""
@@ -21,16 +22,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for tool in memcached memcslap perf; do
-	command -v $tool >/dev/null || { echo "record-overhead: $tool is missing (scripts/install-deps.sh)" >&2; exit 1; }
-done
+bench_need record-overhead memcached memcslap perf
 [ "$(id -u)" = 0 ] || { echo "record-overhead: run as root (BPF, perf)" >&2; exit 1; }
 [ -x "$SRVSCOPE" ] || { echo "record-overhead: build srvscope first (make)" >&2; exit 1; }
 
-memcached -u root -t 4 -p "$PORT" -U 0 -l 127.0.0.1 -m 256 &
-MC=$!
-sleep 0.5
-kill -0 "$MC" 2>/dev/null || { echo "record-overhead: memcached did not start" >&2; exit 1; }
+start_memcached record-overhead 256
 
 # One load run: prints gets per second.
 load() {

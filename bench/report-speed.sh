@@ -17,6 +17,7 @@ FIXTURES=${FIXTURES:-$TOP/build/fixtures}
 ROUNDS=${1:-500000}
 MC_SECONDS=${MC_SECONDS:-5}
 PORT=${PORT:-22198}
+. "$(dirname "$0")/memcached.sh"
 OUT=$(mktemp -d /tmp/srvscope-bench.XXXXXX)
 MC="" LOAD=""
 cleanup() {
@@ -64,14 +65,9 @@ awk -v s="$rate_srvscope_sched" -v p="$rate_perf_sched_latency" 'BEGIN {
 	printf "\nsrvscope sched reads %.1f M events/s (goal >= 10), %.1fx perf sched latency\n", s / 1e6, (p > 0 ? s / p : 0) }'
 
 # ---- memcached under load: blocking --stacks on a real server's trace ----
-for tool in memcached memcslap; do
-	command -v $tool >/dev/null || { echo "report-speed: $tool is missing (scripts/install-deps.sh)" >&2; exit 1; }
-done
+bench_need report-speed memcached memcslap
 [ -x /usr/bin/time ] || { echo "report-speed: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
-memcached -u root -t 4 -p "$PORT" -U 0 -l 127.0.0.1 -m 64 &
-MC=$!
-sleep 0.5
-kill -0 "$MC" 2>/dev/null || { echo "report-speed: memcached did not start" >&2; exit 1; }
+start_memcached report-speed 64
 # memcslap runs for a given number of gets: loop it so the load outlasts the recording.
 (while :; do memcslap -s 127.0.0.1:"$PORT" -c 8 -e 200000 -t get >/dev/null 2>&1 || exit; done) &
 LOAD=$!

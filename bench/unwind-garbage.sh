@@ -11,6 +11,7 @@ SRVSCOPE=${SRVSCOPE:-$TOP/build/srvscope}
 SAMPLES=${1:-1000}
 MODES=${2:-nostop ptrace}
 PORT=${PORT:-22299}
+. "$(dirname "$0")/memcached.sh"
 OUT=$(mktemp -d /tmp/srvscope-garbage.XXXXXX)
 MC=""
 LOAD=""
@@ -28,15 +29,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for tool in memcached memcslap python3; do
-	command -v $tool >/dev/null || { echo "unwind-garbage: $tool is missing (scripts/install-deps.sh)" >&2; exit 1; }
-done
+bench_need unwind-garbage memcached memcslap python3
 [ "$(id -u)" = 0 ] || { echo "unwind-garbage: run as root" >&2; exit 1; }
 
-memcached -u root -t 4 -p "$PORT" -U 0 -l 127.0.0.1 -m 64 &
-MC=$!
-sleep 0.5
-kill -0 "$MC" 2>/dev/null || { echo "unwind-garbage: memcached did not start" >&2; exit 1; }
+start_memcached unwind-garbage 64
 memcslap -s 127.0.0.1:"$PORT" -c 8 -e 2000 -t set >/dev/null 2>&1
 # Load for as long as the snapshots take (memcslap does nothing with a huge -e).
 (while :; do memcslap -s 127.0.0.1:"$PORT" -c 8 -e 20000 -t get >/dev/null 2>&1; done) &
