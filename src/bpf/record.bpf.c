@@ -99,12 +99,36 @@ struct {
 	__type(value, struct rec_ustack_check);
 } ustack_checks SEC(".maps");
 
-/* Kernel frames compared before a kernel stack is reused, at a place where the kernel
- * stack was seen to change: one syscall blocks at several kernel places (fsync: waiting
- * for writeback, then for the flush), which its arguments do not tell apart. The walk of
- * these frames costs about what the whole stack does (half a microsecond): it is made
- * only where needed, the other places stay cheap. */
-#define KPREFIX 12
+/* A kernel stack is reused only where its return addresses are all still in place. The
+ * kernel stack above a tracepoint's arguments holds the return address of every frame of
+ * the path that led there, each at an offset from them that is the same each time the
+ * same path is taken (the random offset of CONFIG_RANDOMIZE_KSTACK_OFFSET lies above them
+ * all but the syscall entry's two frames, which are not checked). When a stack is taken,
+ * the offsets of its return addresses are found once; a reuse reads those words again and
+ * compares them: a cheap read where a walk costs half a microsecond, and exact where
+ * arguments and user registers do not tell kernel paths apart (fsync waits for writeback,
+ * then for the flush). */
+#define KCHECK 32   /* return addresses kept per stack (a power of two) */
+#define KSPAN  4096 /* bytes of kernel stack above the tracepoint's arguments that are read */
+
+struct kcheck {
+	__u32 kn;	    /* return addresses in koff/kret; 0: the stack could not be checked */
+	__u32 span;	    /* bytes from the frame that hold them all */
+	__u16 koff[KCHECK]; /* their offsets above the tracepoint's arguments */
+	__u64 kret[KCHECK];
+};
+
+/* The kernel stack above a tracepoint's arguments, read at once, per CPU. */
+struct kwords {
+	__u64 w[KSPAN / 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kwords);
+} kstack_words SEC(".maps");
 
 /* Stacks last taken at one place in a task, and where that was. */
 struct stack_cache {
@@ -115,9 +139,7 @@ struct stack_cache {
 	 * (CONFIG_RANDOMIZE_KSTACK_OFFSET). */
 	__u64 args[3];
 	__u64 kstack, ustack;
-	__u32 knr;     /* frames in kips: the first of kstack (after this program's) */
-	__u32 kvaries; /* a refresh found another kernel stack here: compare kips first */
-	__u64 kips[KPREFIX];
+	struct kcheck kc; /* what makes kstack right here */
 };
 
 /* Places kept per task and role: a server thread commonly blocks at two places in turn
@@ -145,6 +167,7 @@ struct {
 #define IRQ_CACHE 64
 struct irq_kstack_cache {
 	__u64 ts, kstack;
+	struct kcheck kc;
 };
 
 struct {
@@ -496,36 +519,134 @@ static __always_inline int ustack_unchanged(struct task_struct *t, __u64 dump_id
 	return w.h == k->hash;
 }
 
-/* Keeps the first frames of the kernel stack just taken (in slot 0 of stack_scratch). */
-static __always_inline void keep_kernel_prefix(struct stack_cache *c, __u64 kstack)
+/* Reads len bytes of the kernel stack from ctx up into this CPU's kstack_words; NULL when
+ * they cannot be read. A tracepoint program's context is the array of arguments its caller
+ * (bpf_trace_runN) built in its own frame, on the kernel stack: the frames above it hold the
+ * return addresses of the path that led here. (Not the program's own frame: a program with
+ * a deep stack runs on a private one.) */
+static __always_inline const struct kwords *read_kwords(const void *ctx, __u64 len)
 {
 	__u32 zero = 0;
-	struct rec_stack *s = bpf_map_lookup_elem(&stack_scratch, &zero);
+	struct kwords *k = bpf_map_lookup_elem(&kstack_words, &zero);
 
-	c->knr = 0;
-	if (!s || !kstack || !s->nr)
-		return;
-	c->knr = s->nr - 1 < KPREFIX ? s->nr - 1 : KPREFIX;
-	__builtin_memcpy(c->kips, s->ips + 1, sizeof(c->kips));
+	if (!k || !len || len > KSPAN)
+		return NULL;
+	/* Keeps the bound on the register passed (the test above may be made on a copy). */
+	barrier_var(len);
+	if (len > KSPAN)
+		return NULL;
+	if (bpf_probe_read_kernel(k->w, len, ctx))
+		return NULL;
+	return k;
 }
 
-/* Whether the current kernel stack begins with the frames kept in c. */
-static __always_inline bool kernel_prefix_same(void *ctx, const struct stack_cache *c)
+/* Bytes of kernel stack from ctx up that can be read: up to the end of a task's stack
+ * (THREAD_SIZE, 16 KiB, and aligned to it), or of ctx's page on a stack that is not (an
+ * interrupt stack), at most KSPAN. */
+static __always_inline __u64 kstack_room(const void *ctx, bool task_stack)
+{
+	const void *p = ctx;
+	__u64 a = 0, end;
+
+	/* The address as a number: arithmetic on a context pointer is refused. */
+	if (bpf_probe_read_kernel(&a, sizeof(a), &p))
+		return 0;
+	end = task_stack ? (a | (16384 - 1)) + 1 : (a | 4095) + 1;
+	return end - a < KSPAN ? end - a : KSPAN;
+}
+
+struct kscan {
+	struct kcheck *kc;
+	const struct rec_stack *s;
+	const struct kwords *k;
+	__u32 next; /* the next frame of s to find */
+	__u32 last; /* frames of s to find: all but the syscall entry's */
+};
+
+/* Looks for the next frames' return addresses in one word of the kernel stack. Frames
+ * whose return address is not above the tracepoint's arguments (this program's, its
+ * caller's) are passed over: a word is compared with the next few frames. A bpf_loop
+ * callback. */
+static long kscan_word(__u32 i, void *arg)
+{
+	struct kscan *c = arg;
+	struct kcheck *kc = c->kc;
+	__u32 idx = i;
+	__u64 w;
+	int j;
+
+	if (i >= KSPAN / 8 || c->next >= c->last || kc->kn >= KCHECK)
+		return 1;
+	/* The test above lets the compiler drop a mask the verifier needs. */
+	barrier_var(idx);
+	w = c->k->w[idx & (KSPAN / 8 - 1)];
+	for (j = 0; j < 4; j++) {
+		__u32 f = c->next + j;
+
+		if (f >= c->last)
+			break;
+		barrier_var(f);
+		if (f >= REC_MAX_FRAMES)
+			break;
+		if (w == c->s->ips[f]) {
+			kc->koff[kc->kn & (KCHECK - 1)] = i * 8;
+			kc->kret[kc->kn & (KCHECK - 1)] = w;
+			kc->kn++;
+			kc->span = i * 8 + 8;
+			c->next = f + 1;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* Finds where the return addresses of the kernel stack just taken (in slot 0 of
+ * stack_scratch) are, for kernel_unchanged. kc->kn stays 0 when they cannot all be
+ * found within KSPAN: that stack is then never reused. */
+static __always_inline void kernel_check_fill(const void *ctx, struct kcheck *kc, __u64 kstack,
+					      bool task_stack)
 {
 	__u32 zero = 0;
 	struct rec_stack *s = bpf_map_lookup_elem(&stack_scratch, &zero);
-	long n;
+	struct kscan c;
+
+	kc->kn = 0;
+	kc->span = 0;
+	if (!s || !kstack || s->nr < 2)
+		return;
+	/* An interrupt stack may not be aligned to its size: then its first page. */
+	c.k = read_kwords(ctx, kstack_room(ctx, true));
+	if (!c.k && !task_stack)
+		c.k = read_kwords(ctx, kstack_room(ctx, false));
+	if (!c.k)
+		return;
+	c.kc = kc;
+	c.s = s;
+	c.next = 0;
+	/* Not the entry code's frame, nor a syscall's return into do_syscall_64: both lie
+	 * above the random offset of the stack (they move with every syscall), and the
+	 * context tells them anyway. */
+	c.last = s->nr - (task_stack && s->nr > 2 ? 2 : 1);
+	bpf_loop(KSPAN / 8, kscan_word, &c, 0);
+	/* Frames left unfound (a path deeper than KSPAN, more than KCHECK frames): unknown. */
+	if (c.next < c.last)
+		kc->kn = 0;
+}
+
+/* Whether the kernel stack now holds the return addresses kc found. */
+static __always_inline bool kernel_unchanged(const void *ctx, const struct kcheck *kc)
+{
+	const struct kwords *k;
 	int i;
 
-	if (!s)
+	if (!kc->kn || kc->kn > KCHECK)
 		return false;
-	/* The first frame is the call site in this program: another one than take_stack's. */
-	n = bpf_get_stack(ctx, s->ips, KPREFIX * 8, 1 & BPF_F_SKIP_FIELD_MASK);
-	if (n <= 0 || (__u32)n / 8 != c->knr)
+	k = read_kwords(ctx, kc->span);
+	if (!k)
 		return false;
 #pragma unroll
-	for (i = 0; i < KPREFIX; i++)
-		if (i < c->knr && s->ips[i] != c->kips[i])
+	for (i = 0; i < KCHECK; i++)
+		if (i < kc->kn && k->w[(kc->koff[i] / 8) & (KSPAN / 8 - 1)] != kc->kret[i])
 			return false;
 	return true;
 }
@@ -545,19 +666,17 @@ static __always_inline void task_stacks(void *ctx, struct task_struct *t, bool u
 		same = ustack_unchanged(t, c->ustack, u->sp);
 		ureuse = same > 0;
 	}
-	if (kreuse && c->kvaries)
-		kreuse = kernel_prefix_same(ctx, c);
+	if (kreuse)
+		kreuse = kernel_unchanged(ctx, &c->kc);
 	*kstack = kreuse ? c->kstack : take_stack(ctx, false, 0);
 	/* Before the user stack is taken: a frame-pointer walk reuses the scratch. */
-	if (c && !kreuse && *kstack)
-		keep_kernel_prefix(c, *kstack);
+	if (c && !kreuse)
+		kernel_check_fill(ctx, &c->kc, *kstack, true);
 	*ustack = ureuse ? c->ustack : (user ? take_ustack(ctx, 0) : 0);
 	if (!c)
 		return;
 	if (here) {
 		if (!kreuse && *kstack) {
-			if (*kstack != c->kstack)
-				c->kvaries = 1;
 			c->kstack = *kstack;
 			c->ts = ts;
 		}
@@ -577,7 +696,6 @@ static __always_inline void task_stacks(void *ctx, struct task_struct *t, bool u
 	c->args[1] = u->args[1];
 	c->args[2] = u->args[2];
 	c->kstack = *kstack;
-	c->kvaries = 0;
 }
 
 /* An interrupt context's kernel stack, per CPU and context, refreshed like task stacks. */
@@ -586,12 +704,13 @@ static __always_inline __u64 irq_kstack(void *ctx, __u32 kind, __u32 detail, __u
 	__u32 key = (kind * 16 + (detail & 15)) & (IRQ_CACHE - 1);
 	struct irq_kstack_cache *c = bpf_map_lookup_elem(&irq_stacks, &key);
 
-	if (c && c->ts && ts - c->ts < stack_refresh_ns)
+	if (c && c->ts && ts - c->ts < stack_refresh_ns && kernel_unchanged(ctx, &c->kc))
 		return c->kstack;
 	if (!c)
 		return take_stack(ctx, false, 0);
 	c->kstack = take_stack(ctx, false, 0);
 	c->ts = c->kstack ? ts : 0;
+	kernel_check_fill(ctx, &c->kc, c->kstack, false);
 	return c->kstack;
 }
 
