@@ -107,28 +107,43 @@ struct {
  * the offsets of its return addresses are found once; a reuse reads those words again and
  * compares them: a cheap read where a walk costs half a microsecond, and exact where
  * arguments and user registers do not tell kernel paths apart (fsync waits for writeback,
- * then for the flush). */
-#define KCHECK 32   /* return addresses kept per stack (a power of two) */
-#define KSPAN  4096 /* bytes of kernel stack above the tracepoint's arguments that are read */
+ * then for the flush). On an interrupt stack, the path goes on on the task stack below
+ * it (a softirq run as a sender's syscall enables them, an interrupt's entry): those
+ * frames are found above the stack pointer the switch saved at the top of the interrupt
+ * stack. */
+#define KCHECK	   32	  /* return addresses kept per stack (a power of two) */
+#define KSPAN	   4096	  /* bytes of each stack that are read, at most */
+#define KOFF_BELOW 0x8000 /* koff: on the stack below the interrupt stack */
 
 struct kcheck {
-	__u32 kn;	    /* return addresses in koff/kret; 0: the stack could not be checked */
-	__u32 span;	    /* bytes from the frame that hold them all */
-	__u16 koff[KCHECK]; /* their offsets above the tracepoint's arguments */
+	__u32 kn;	    /* return addresses in koff/kret; 0: the stack cannot be checked */
+	__u16 span[2];	    /* bytes of each stack (this one, the one below) that hold them */
+	__u16 koff[KCHECK]; /* their offsets above the tracepoint's arguments, or KOFF_BELOW
+			     * and their offset above the saved stack pointer */
 	__u64 kret[KCHECK];
 };
 
-/* The kernel stack above a tracepoint's arguments, read at once, per CPU. */
+/* Kernel stack words read at once, per CPU: entry 0 above the tracepoint's arguments,
+ * entry 1 the stack below an interrupt stack. */
 struct kwords {
 	__u64 w[KSPAN / 8];
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, struct kwords);
 } kstack_words SEC(".maps");
+
+/* The end of this CPU's interrupt stack, once found. Its top word holds the stack pointer
+ * of the stack it was entered from (x86's call_on_irqstack saves it there). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} irq_stack_end SEC(".maps");
 
 /* Stacks last taken at one place in a task, and where that was. */
 struct stack_cache {
@@ -519,15 +534,11 @@ static __always_inline int ustack_unchanged(struct task_struct *t, __u64 dump_id
 	return w.h == k->hash;
 }
 
-/* Reads len bytes of the kernel stack from ctx up into this CPU's kstack_words; NULL when
- * they cannot be read. A tracepoint program's context is the array of arguments its caller
- * (bpf_trace_runN) built in its own frame, on the kernel stack: the frames above it hold the
- * return addresses of the path that led here. (Not the program's own frame: a program with
- * a deep stack runs on a private one.) */
-static __always_inline const struct kwords *read_kwords(const void *ctx, __u64 len)
+/* Reads len bytes of kernel stack from addr up into this CPU's kstack_words entry which;
+ * NULL when they cannot be read. */
+static __always_inline const struct kwords *read_kwords(__u32 which, __u64 addr, __u64 len)
 {
-	__u32 zero = 0;
-	struct kwords *k = bpf_map_lookup_elem(&kstack_words, &zero);
+	struct kwords *k = bpf_map_lookup_elem(&kstack_words, &which);
 
 	if (!k || !len || len > KSPAN)
 		return NULL;
@@ -535,38 +546,95 @@ static __always_inline const struct kwords *read_kwords(const void *ctx, __u64 l
 	barrier_var(len);
 	if (len > KSPAN)
 		return NULL;
-	if (bpf_probe_read_kernel(k->w, len, ctx))
+	if (bpf_probe_read_kernel(k->w, len, (const void *)addr))
 		return NULL;
 	return k;
 }
 
-/* Bytes of kernel stack from ctx up that can be read: up to the end of a task's stack
- * (THREAD_SIZE, 16 KiB, and aligned to it), or of ctx's page on a stack that is not (an
- * interrupt stack), at most KSPAN. */
-static __always_inline __u64 kstack_room(const void *ctx, bool task_stack)
-{
-	const void *p = ctx;
-	__u64 a = 0, end;
+/* The kernel stacks a tracepoint program's path lies on. Its context is the array of
+ * arguments its caller (bpf_trace_runN) built in its own frame, on the kernel stack: the
+ * frames above hold the return addresses of the path that led here. (Not the program's
+ * own frame: a program with a deep stack runs on a private one.) */
+struct kplace {
+	__u64 at;    /* the context's address */
+	__u64 room;  /* bytes from it to the end of its stack, at most KSPAN */
+	__u64 below; /* on an interrupt stack: the stack pointer saved at its top, else 0 */
+	__u64 room2; /* bytes from below to the end of its stack, at most KSPAN */
+};
 
-	/* The address as a number: arithmetic on a context pointer is refused. */
-	if (bpf_probe_read_kernel(&a, sizeof(a), &p))
-		return 0;
-	end = task_stack ? (a | (16384 - 1)) + 1 : (a | 4095) + 1;
+#define THREAD_BYTES 16384 /* THREAD_SIZE: task stacks are that big, and aligned to it */
+#define PAGE_BYTES   4096
+
+static __always_inline __u64 task_room(__u64 a)
+{
+	__u64 end = (a | (THREAD_BYTES - 1)) + 1;
+
 	return end - a < KSPAN ? end - a : KSPAN;
+}
+
+/* The end of the interrupt stack at holds: found once per CPU as the first page above at
+ * that cannot be read (the stack is mapped with a guard page after it; its start need not
+ * be aligned to its size, so its end cannot be computed). 0 when not found. */
+static __always_inline __u64 irq_stack_top(__u64 at)
+{
+	__u32 zero = 0;
+	__u64 *end = bpf_map_lookup_elem(&irq_stack_end, &zero), page, v;
+	int i;
+
+	if (!end)
+		return 0;
+	if (*end && at < *end && *end - at < THREAD_BYTES)
+		return *end;
+	page = (at | (PAGE_BYTES - 1)) + 1;
+	for (i = 0; i < THREAD_BYTES / PAGE_BYTES; i++) {
+		if (bpf_probe_read_kernel(&v, sizeof(v), (const void *)page))
+			break;
+		page += PAGE_BYTES;
+	}
+	if (i == THREAD_BYTES / PAGE_BYTES)
+		return 0;
+	*end = page;
+	return page;
+}
+
+static __always_inline bool kplace_get(const void *ctx, struct kplace *k)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u64 stack = (__u64)BPF_CORE_READ(t, stack), top;
+	const void *p = ctx;
+
+	k->below = k->room2 = 0;
+	/* The address as a number: arithmetic on a context pointer is refused. */
+	if (bpf_probe_read_kernel(&k->at, sizeof(k->at), &p))
+		return false;
+	if (k->at >= stack && k->at - stack < THREAD_BYTES) {
+		k->room = task_room(k->at);
+		return true;
+	}
+	/* Not on the task's stack: on this CPU's interrupt stack. */
+	top = irq_stack_top(k->at);
+	if (!top)
+		return false;
+	k->room = top - k->at < KSPAN ? top - k->at : KSPAN;
+	if (bpf_probe_read_kernel(&k->below, sizeof(k->below), (const void *)(top - 8)) ||
+	    !k->below)
+		return true;
+	k->room2 = task_room(k->below);
+	return true;
 }
 
 struct kscan {
 	struct kcheck *kc;
 	const struct rec_stack *s;
 	const struct kwords *k;
+	__u16 flag; /* KOFF_BELOW while scanning the stack below */
 	__u32 next; /* the next frame of s to find */
 	__u32 last; /* frames of s to find: all but the syscall entry's */
 };
 
-/* Looks for the next frames' return addresses in one word of the kernel stack. Frames
- * whose return address is not above the tracepoint's arguments (this program's, its
- * caller's) are passed over: a word is compared with the next few frames. A bpf_loop
- * callback. */
+/* Looks for the next frames' return addresses in one word of a kernel stack. Frames whose
+ * return address is not above the tracepoint's arguments (this program's, its caller's)
+ * are passed over: a word is compared with the next few frames. A bpf_loop callback. */
 static long kscan_word(__u32 i, void *arg)
 {
 	struct kscan *c = arg;
@@ -589,10 +657,10 @@ static long kscan_word(__u32 i, void *arg)
 		if (f >= REC_MAX_FRAMES)
 			break;
 		if (w == c->s->ips[f]) {
-			kc->koff[kc->kn & (KCHECK - 1)] = i * 8;
+			kc->koff[kc->kn & (KCHECK - 1)] = c->flag | (i * 8);
 			kc->kret[kc->kn & (KCHECK - 1)] = w;
 			kc->kn++;
-			kc->span = i * 8 + 8;
+			kc->span[c->flag ? 1 : 0] = i * 8 + 8;
 			c->next = f + 1;
 			break;
 		}
@@ -602,52 +670,71 @@ static long kscan_word(__u32 i, void *arg)
 
 /* Finds where the return addresses of the kernel stack just taken (in slot 0 of
  * stack_scratch) are, for kernel_unchanged. kc->kn stays 0 when they cannot all be
- * found within KSPAN: that stack is then never reused. */
-static __always_inline void kernel_check_fill(const void *ctx, struct kcheck *kc, __u64 kstack,
-					      bool task_stack)
+ * found: that stack is then never reused. */
+static __always_inline void kernel_check_fill(const void *ctx, struct kcheck *kc, __u64 kstack)
 {
 	__u32 zero = 0;
 	struct rec_stack *s = bpf_map_lookup_elem(&stack_scratch, &zero);
+	struct kplace kp;
 	struct kscan c;
 
 	kc->kn = 0;
-	kc->span = 0;
-	if (!s || !kstack || s->nr < 2)
+	kc->span[0] = kc->span[1] = 0;
+	if (!s || !kstack || s->nr < 3 || !kplace_get(ctx, &kp))
 		return;
-	/* An interrupt stack may not be aligned to its size: then its first page. */
-	c.k = read_kwords(ctx, kstack_room(ctx, true));
-	if (!c.k && !task_stack)
-		c.k = read_kwords(ctx, kstack_room(ctx, false));
+	c.k = read_kwords(0, kp.at, kp.room);
 	if (!c.k)
 		return;
 	c.kc = kc;
 	c.s = s;
+	c.flag = 0;
 	c.next = 0;
 	/* Not the entry code's frame, nor a syscall's return into do_syscall_64: both lie
 	 * above the random offset of the stack (they move with every syscall), and the
 	 * context tells them anyway. */
-	c.last = s->nr - (task_stack && s->nr > 2 ? 2 : 1);
-	bpf_loop(KSPAN / 8, kscan_word, &c, 0);
+	c.last = s->nr - 2;
+	bpf_loop(kp.room / 8, kscan_word, &c, 0);
+	if (c.next < c.last && kp.below) {
+		c.k = read_kwords(1, kp.below, kp.room2);
+		if (c.k) {
+			c.flag = KOFF_BELOW;
+			bpf_loop(kp.room2 / 8, kscan_word, &c, 0);
+		}
+	}
 	/* Frames left unfound (a path deeper than KSPAN, more than KCHECK frames): unknown. */
 	if (c.next < c.last)
 		kc->kn = 0;
 }
 
-/* Whether the kernel stack now holds the return addresses kc found. */
+/* Whether the kernel stacks now hold the return addresses kc found. */
 static __always_inline bool kernel_unchanged(const void *ctx, const struct kcheck *kc)
 {
-	const struct kwords *k;
+	const struct kwords *k, *k2 = NULL;
+	struct kplace kp;
 	int i;
 
-	if (!kc->kn || kc->kn > KCHECK)
+	if (!kc->kn || kc->kn > KCHECK || !kplace_get(ctx, &kp))
 		return false;
-	k = read_kwords(ctx, kc->span);
+	k = read_kwords(0, kp.at, kc->span[0]);
 	if (!k)
 		return false;
-#pragma unroll
-	for (i = 0; i < KCHECK; i++)
-		if (i < kc->kn && k->w[(kc->koff[i] / 8) & (KSPAN / 8 - 1)] != kc->kret[i])
+	if (kc->span[1]) {
+		if (!kp.below)
 			return false;
+		k2 = read_kwords(1, kp.below, kc->span[1]);
+		if (!k2)
+			return false;
+	}
+#pragma unroll
+	for (i = 0; i < KCHECK; i++) {
+		__u16 off = kc->koff[i];
+		const struct kwords *w = off & KOFF_BELOW ? k2 : k;
+
+		if (i >= kc->kn)
+			break;
+		if (!w || w->w[((off & ~KOFF_BELOW) / 8) & (KSPAN / 8 - 1)] != kc->kret[i])
+			return false;
+	}
 	return true;
 }
 
@@ -671,7 +758,7 @@ static __always_inline void task_stacks(void *ctx, struct task_struct *t, bool u
 	*kstack = kreuse ? c->kstack : take_stack(ctx, false, 0);
 	/* Before the user stack is taken: a frame-pointer walk reuses the scratch. */
 	if (c && !kreuse)
-		kernel_check_fill(ctx, &c->kc, *kstack, true);
+		kernel_check_fill(ctx, &c->kc, *kstack);
 	*ustack = ureuse ? c->ustack : (user ? take_ustack(ctx, 0) : 0);
 	if (!c)
 		return;
@@ -710,7 +797,7 @@ static __always_inline __u64 irq_kstack(void *ctx, __u32 kind, __u32 detail, __u
 		return take_stack(ctx, false, 0);
 	c->kstack = take_stack(ctx, false, 0);
 	c->ts = c->kstack ? ts : 0;
-	kernel_check_fill(ctx, &c->kc, c->kstack, false);
+	kernel_check_fill(ctx, &c->kc, c->kstack);
 	return c->kstack;
 }
 
