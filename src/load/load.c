@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,6 +47,7 @@ struct conn {
 	int fd;
 	enum conn_state state;
 	bool want_out;	       /* EPOLLOUT is asked for */
+	uint32_t gen;	       /* bumped at each open: events of a socket closed since are stale */
 	uint64_t deadline_ns;  /* C_CLOSED: when to connect; C_CONNECTING: when to give up */
 	uint64_t reconnect_ns; /* when to close and open anew (0: never) */
 	uint64_t sched_ns;     /* the outstanding request's scheduled time */
@@ -173,10 +175,15 @@ static double rnd01(uint64_t *s)
 	return (rnd(s) >> 11) * (1.0 / 9007199254740992.0);
 }
 
+static uint64_t ev_data(const struct worker *w, const struct conn *c)
+{
+	return (uint64_t)c->gen << 32 | (uint32_t)(c - w->conns);
+}
+
 static void arm(struct worker *w, struct conn *c, bool out)
 {
 	struct epoll_event ev = {.events = EPOLLIN | (out ? EPOLLOUT : 0),
-				 .data.u32 = c - w->conns};
+				 .data.u64 = ev_data(w, c)};
 
 	if (c->want_out != out) {
 		epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
@@ -233,9 +240,11 @@ static void conn_ready(struct worker *w, struct conn *c, uint64_t now)
 
 static void conn_open(struct worker *w, struct conn *c, uint64_t now)
 {
-	struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT, .data.u32 = c - w->conns};
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT};
 	int one = 1;
 
+	c->gen++;
+	ev.data.u64 = ev_data(w, c);
 	c->fd = socket(w->run->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (c->fd < 0) {
 		connect_failed(w, c, errno, now);
@@ -536,9 +545,10 @@ static void *worker_main(void *arg)
 			break;
 		now = now_ns();
 		for (k = 0; k < n; k++) {
-			struct conn *c = &w->conns[evs[k].data.u32];
+			struct conn *c = &w->conns[(uint32_t)evs[k].data.u64];
 
-			if (c->fd >= 0)
+			/* a connection closed and opened again by an earlier event of the batch */
+			if (c->fd >= 0 && c->gen == evs[k].data.u64 >> 32)
 				conn_event(w, c, evs[k].events, now);
 		}
 	}
@@ -720,6 +730,17 @@ static int replies_failed(const struct worker *ws, unsigned int nw)
 	return last_status(ws, nw) ? 1 : -1;
 }
 
+/* Room for conns sockets besides what srvscope has open (the soft limit is often 1024). */
+static void raise_fd_limit(unsigned int conns)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= conns + 256ull)
+		return;
+	rl.rlim_cur = rl.rlim_max < conns + 256ull ? rl.rlim_max : conns + 256ull;
+	setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 static unsigned int threads_for(const struct load_spec *s)
 {
 	unsigned int n = s->threads;
@@ -775,6 +796,7 @@ int load__run(const struct load_spec *spec, struct load_result *res, const volat
 		res->prefilled = prefill(&r, fd);
 	close(fd);
 
+	raise_fd_limit(spec->conns);
 	nw = threads_for(spec);
 	r.t0_ns = now_ns();
 	r.end_ns = r.t0_ns + (uint64_t)(spec->duration_s * NS);

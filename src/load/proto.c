@@ -305,20 +305,20 @@ static ssize_t http_reply(const char *buf, size_t len, bool eof, struct load_rep
 		return -EPROTO;
 	r->failed = r->status >= 400;
 	if (r->status == 204 || r->status == 304)
-		body = 0;
-	else if (chunked)
+		return head;
+	if (chunked) {
 		body = chunked_body(buf + head, len - head);
-	else if (clen >= 0)
-		body = len - head >= (size_t)clen ? clen : 0;
-	else { /* the body ends with the connection */
-		r->closes = true;
-		return eof ? (ssize_t)len : 0;
+		if (!body && eof)
+			return -EPROTO;
+		return body <= 0 ? body : (ssize_t)head + body;
 	}
-	if (body < 0)
-		return body;
-	if (!body && (chunked || clen > 0))
+	if (clen >= 0) {
+		if (len - head >= (size_t)clen)
+			return head + clen;
 		return eof ? -EPROTO : 0;
-	return head + body;
+	}
+	r->closes = true; /* the body ends with the connection */
+	return eof ? (ssize_t)len : 0;
 }
 
 ssize_t load_proto__reply(enum load_proto p, const char *buf, size_t len, bool eof,
