@@ -1,0 +1,341 @@
+/* A thread's call-stack tree (its stacks as paths of frame names, outermost first, each
+ * node weighted by the time spent at or below it) and the distance between two such trees.
+ * Frame names are normalised on the way in so that names differing only by an address or
+ * an offset compare equal. See docs/model-clustering.md for what the distance computes. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/cluster.h"
+#include "model/stacktree.h"
+#include "util/util.h"
+
+struct stacktree *stacktree__new(void)
+{
+	struct stacktree *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->root = calloc(1, sizeof(*t->root) + 1);
+	if (!t->root) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static void node_free(struct st_node *n)
+{
+	for (unsigned i = 0; i < n->nr_kids; i++)
+		node_free(n->kids[i]);
+	free(n->kids);
+	free(n);
+}
+
+void stacktree__free(struct stacktree *t)
+{
+	if (!t)
+		return;
+	node_free(t->root);
+	free(t);
+}
+
+static bool is_hex(const char *s, size_t len)
+{
+	if (!len)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') ||
+		      (s[i] >= 'A' && s[i] <= 'F')))
+			return false;
+	return true;
+}
+
+static bool is_0x(const char *s, size_t len)
+{
+	return len > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && is_hex(s + 2, len - 2);
+}
+
+/* The length of name once a trailing "+0x1f" or "+0x1f/0x80" (the offset into a symbol or
+ * a module, which differs between two samples in the same place) is cut off. */
+static size_t without_offset(const char *name, size_t len)
+{
+	const char *plus = NULL;
+
+	for (size_t i = len; i-- > 0;)
+		if (name[i] == '+') {
+			plus = name + i;
+			break;
+		}
+	if (!plus || plus == name)
+		return len;
+	const char *off = plus + 1, *end = name + len, *slash = memchr(off, '/', end - off);
+
+	if (slash && !is_0x(slash + 1, end - slash - 1))
+		return len;
+	if (!is_0x(off, (slash ? slash : end) - off))
+		return len;
+	return plus - name;
+}
+
+int stacktree__normalise(const char *name, const char **out, size_t *out_len)
+{
+	size_t len = name ? strlen(name) : 0;
+
+	/* A bare address names no place that another thread or another run (with its own
+	 * address space layout) could share: all such frames are one unknown place. */
+	if (!len || is_0x(name, len) || !strcmp(name, "[unknown]")) {
+		*out = "[unknown]";
+		*out_len = strlen("[unknown]");
+		return 1;
+	}
+	size_t cut = without_offset(name, len);
+
+	*out = name;
+	*out_len = cut;
+	/* srvscope names a frame "libfoo.so+0x1234" only when the module has no symbol
+	 * for it: anonymous like an address. */
+	return cut != len;
+}
+
+static int kid_cmp(uint64_t h, const char *name, size_t len, const struct st_node *k)
+{
+	int c;
+
+	if (h != k->hash)
+		return h < k->hash ? -1 : 1;
+	c = memcmp(name, k->name, len < k->len ? len : k->len);
+	if (c)
+		return c;
+	return len < k->len ? -1 : len > k->len;
+}
+
+/* The child of n named name[0..len), created when absent; children stay sorted by (hash,
+ * name) so that two trees' children are walked side by side. */
+static struct st_node *kid_get(struct stacktree *t, struct st_node *n, const char *name, size_t len)
+{
+	uint64_t h = fnv1a(name, len, FNV1A_INIT);
+	unsigned lo = 0, hi = n->nr_kids;
+	struct st_node *k;
+
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		int c = kid_cmp(h, name, len, n->kids[mid]);
+
+		if (!c)
+			return n->kids[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (n->nr_kids == n->cap) {
+		unsigned cap = n->cap ? n->cap * 2 : 2;
+		struct st_node **kids = realloc(n->kids, cap * sizeof(*kids));
+
+		if (!kids)
+			return NULL;
+		n->kids = kids;
+		n->cap = cap;
+	}
+	k = calloc(1, sizeof(*k) + len + 1);
+	if (!k)
+		return NULL;
+	memcpy(k->name, name, len);
+	k->len = len;
+	k->hash = h;
+	memmove(n->kids + lo + 1, n->kids + lo, (n->nr_kids - lo) * sizeof(*n->kids));
+	n->kids[lo] = k;
+	n->nr_kids++;
+	t->nr_nodes++;
+	return k;
+}
+
+/* Adds weight (ns, count) along path[0..nr) below the root; mass is what each node adds to
+ * the masses of its ancestors: its weight times the path's depth below it. */
+static void add_weight(struct st_node *n, uint64_t ns, uint64_t cnt, unsigned below)
+{
+	n->ns += ns;
+	n->cnt += cnt;
+	n->mass_ns += ns * (below + 1);
+	n->mass_cnt += cnt * (below + 1);
+}
+
+int stacktree__add(struct stacktree *t, const char *const *frames, unsigned nr, uint64_t ns)
+{
+	struct st_node *path[STACKTREE_MAX_DEPTH];
+	unsigned depth = 0;
+	int prev_anon = 0;
+	const char *prev = NULL;
+	size_t prev_len = 0;
+
+	if (!t || (nr && !frames))
+		return -EINVAL;
+	for (unsigned i = 0; i < nr && depth < STACKTREE_MAX_DEPTH; i++) {
+		struct st_node *parent = depth ? path[depth - 1] : t->root;
+		const char *name;
+		size_t len;
+		int anon = stacktree__normalise(frames[i], &name, &len);
+
+		/* Unwinding through code without symbols finds a varying number of frames
+		 * there: a run of one anonymous place is one frame. */
+		if (anon && prev_anon && len == prev_len && !memcmp(name, prev, len))
+			continue;
+		path[depth] = kid_get(t, parent, name, len);
+		if (!path[depth])
+			return -ENOMEM;
+		depth++;
+		prev = name;
+		prev_len = len;
+		prev_anon = anon;
+	}
+	add_weight(t->root, ns, 1, depth);
+	for (unsigned i = 0; i < depth; i++)
+		add_weight(path[i], ns, 1, depth - 1 - i);
+	return 0;
+}
+
+/* Weights in time, or in counts when no time was given at all (so a tree built of
+ * samples of weight 0 still has a shape). */
+static bool by_count(const struct stacktree *t)
+{
+	return t->root->ns == 0;
+}
+
+static double w(const struct st_node *n, bool cnt)
+{
+	return cnt ? (double)n->cnt : (double)n->ns;
+}
+
+static double mass(const struct st_node *n, bool cnt)
+{
+	return cnt ? (double)n->mass_cnt : (double)n->mass_ns;
+}
+
+/* The sum of the shares of the nodes below the root: the most the tree can contribute. */
+static double tree_mass(const struct stacktree *t)
+{
+	bool cnt = by_count(t);
+	double total = w(t->root, cnt);
+
+	if (total <= 0)
+		return 0;
+	return (mass(t->root, cnt) - total) / total;
+}
+
+struct side {
+	bool cnt;
+	double total;
+};
+
+/* Below two matched nodes: the sum over their matched descendants of the difference of
+ * their shares, plus the whole mass of the unmatched ones. */
+static double diff_below(const struct st_node *a, const struct side *sa, const struct st_node *b,
+			 const struct side *sb)
+{
+	unsigned i = 0, j = 0;
+	double d = 0;
+
+	while (i < a->nr_kids || j < b->nr_kids) {
+		const struct st_node *ka = i < a->nr_kids ? a->kids[i] : NULL;
+		const struct st_node *kb = j < b->nr_kids ? b->kids[j] : NULL;
+		int c = !ka ? 1 : !kb ? -1 : kid_cmp(ka->hash, ka->name, ka->len, kb);
+
+		if (c < 0) {
+			d += mass(ka, sa->cnt) / sa->total;
+			i++;
+		} else if (c > 0) {
+			d += mass(kb, sb->cnt) / sb->total;
+			j++;
+		} else {
+			double x = w(ka, sa->cnt) / sa->total, y = w(kb, sb->cnt) / sb->total;
+
+			d += x > y ? x - y : y - x;
+			d += diff_below(ka, sa, kb, sb);
+			i++;
+			j++;
+		}
+	}
+	return d;
+}
+
+double stacktree__distance(const struct stacktree *a, const struct stacktree *b)
+{
+	struct side sa, sb;
+	double ma, mb, d;
+
+	if (a == b)
+		return 0;
+	ma = a ? tree_mass(a) : 0;
+	mb = b ? tree_mass(b) : 0;
+	if (ma <= 0 || mb <= 0)
+		return ma <= 0 && mb <= 0 ? 0 : 1;
+	sa.cnt = by_count(a);
+	sa.total = w(a->root, sa.cnt);
+	sb.cnt = by_count(b);
+	sb.total = w(b->root, sb.cnt);
+	d = diff_below(a->root, &sa, b->root, &sb) / (ma + mb);
+	return d > 1 ? 1 : d;
+}
+
+static int merge_below(struct stacktree *t, struct st_node *dst, const struct st_node *src)
+{
+	for (unsigned i = 0; i < src->nr_kids; i++) {
+		const struct st_node *s = src->kids[i];
+		struct st_node *d = kid_get(t, dst, s->name, s->len);
+
+		if (!d)
+			return -ENOMEM;
+		d->ns += s->ns;
+		d->cnt += s->cnt;
+		d->mass_ns += s->mass_ns;
+		d->mass_cnt += s->mass_cnt;
+		if (merge_below(t, d, s))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int stacktree__merge(struct stacktree *dst, const struct stacktree *src)
+{
+	struct st_node *r;
+
+	if (!dst || !src)
+		return -EINVAL;
+	if (dst == src)
+		return -EINVAL;
+	r = dst->root;
+	r->ns += src->root->ns;
+	r->cnt += src->root->cnt;
+	r->mass_ns += src->root->mass_ns;
+	r->mass_cnt += src->root->mass_cnt;
+	return merge_below(dst, r, src->root);
+}
+
+unsigned stacktree__heaviest(const struct stacktree *t, const char **names, unsigned max)
+{
+	const struct st_node *n;
+	unsigned nr = 0;
+	bool cnt;
+
+	if (!t)
+		return 0;
+	cnt = by_count(t);
+	n = t->root;
+	while (nr < max && n->nr_kids) {
+		const struct st_node *best = n->kids[0];
+
+		/* Ties go to the smaller name, so the answer does not depend on hashing. */
+		for (unsigned i = 1; i < n->nr_kids; i++) {
+			const struct st_node *k = n->kids[i];
+
+			if (w(k, cnt) > w(best, cnt) ||
+			    (w(k, cnt) == w(best, cnt) && strcmp(k->name, best->name) < 0))
+				best = k;
+		}
+		names[nr++] = best->name;
+		n = best;
+	}
+	return nr;
+}
