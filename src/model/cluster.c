@@ -232,6 +232,7 @@ static int dedup(const struct cluster_thread *t, unsigned n, unsigned *rep, unsi
 int cluster__threads(const struct cluster_thread *t, unsigned n, struct cluster_result *res)
 {
 	unsigned *rep = NULL, *first = NULL, *slot_of = NULL, *parent = NULL, *order = NULL;
+	const struct stacktree **trees = NULL;
 	unsigned m = 0, below, nr_groups = 0;
 	struct merge *mg = NULL;
 	struct group *groups = NULL;
@@ -258,7 +259,8 @@ int cluster__threads(const struct cluster_thread *t, unsigned n, struct cluster_
 	parent = malloc(m * sizeof(*parent));
 	size = calloc(m, sizeof(*size));
 	mg = malloc(m * sizeof(*mg));
-	if (!parent || !size || !mg)
+	trees = malloc(m * sizeof(*trees));
+	if (!parent || !size || !mg || !trees)
 		goto out;
 	for (unsigned s = 0; s < m; s++) {
 		slot_of[first[s]] = s;
@@ -272,11 +274,11 @@ int cluster__threads(const struct cluster_thread *t, unsigned n, struct cluster_
 		d = malloc((size_t)m * (m - 1) / 2 * sizeof(*d));
 		if (!d)
 			goto out;
-		for (unsigned i = 0; i < m; i++)
-			for (unsigned j = i + 1; j < m; j++)
-				d[tri(i, j, m)] = (float)stacktree__distance(t[first[i]].tree,
-									     t[first[j]].tree);
-		err = nn_chain(d, size, m, mg);
+		for (unsigned s = 0; s < m; s++)
+			trees[s] = t[first[s]].tree;
+		err = stacktree__all_pairs(trees, m, d);
+		if (!err)
+			err = nn_chain(d, size, m, mg);
 		if (err)
 			goto out;
 		qsort(mg, m - 1, sizeof(*mg), merge_cmp);
@@ -309,6 +311,7 @@ int cluster__threads(const struct cluster_thread *t, unsigned n, struct cluster_
 	res->nr_clusters = nr_groups;
 	err = 0;
 out:
+	free(trees);
 	free(order);
 	free(groups);
 	free(d);

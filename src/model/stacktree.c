@@ -152,16 +152,6 @@ static struct st_node *kid_get(struct stacktree *t, struct st_node *n, const cha
 	return k;
 }
 
-/* Adds weight (ns, count) along path[0..nr) below the root; mass is what each node adds to
- * the masses of its ancestors: its weight times the path's depth below it. */
-static void add_weight(struct st_node *n, uint64_t ns, uint64_t cnt, unsigned below)
-{
-	n->ns += ns;
-	n->cnt += cnt;
-	n->mass_ns += ns * (below + 1);
-	n->mass_cnt += cnt * (below + 1);
-}
-
 int stacktree__add(struct stacktree *t, const char *const *frames, unsigned nr, uint64_t ns)
 {
 	struct st_node *path[STACKTREE_MAX_DEPTH];
@@ -190,17 +180,15 @@ int stacktree__add(struct stacktree *t, const char *const *frames, unsigned nr, 
 		prev_len = len;
 		prev_anon = anon;
 	}
-	add_weight(t->root, ns, 1, depth);
-	for (unsigned i = 0; i < depth; i++)
-		add_weight(path[i], ns, 1, depth - 1 - i);
+	t->root->ns += ns;
+	t->root->cnt++;
+	for (unsigned i = 0; i < depth; i++) {
+		path[i]->ns += ns;
+		path[i]->cnt++;
+	}
+	t->mass_ns += ns * depth;
+	t->mass_cnt += depth;
 	return 0;
-}
-
-/* Weights in time, or in counts when no time was given at all (so a tree built of
- * samples of weight 0 still has a shape). */
-static bool by_count(const struct stacktree *t)
-{
-	return t->root->ns == 0;
 }
 
 static double w(const struct st_node *n, bool cnt)
@@ -208,20 +196,14 @@ static double w(const struct st_node *n, bool cnt)
 	return cnt ? (double)n->cnt : (double)n->ns;
 }
 
-static double mass(const struct st_node *n, bool cnt)
+double stacktree__mass(const struct stacktree *t)
 {
-	return cnt ? (double)n->mass_cnt : (double)n->mass_ns;
-}
-
-/* The sum of the shares of the nodes below the root: the most the tree can contribute. */
-static double tree_mass(const struct stacktree *t)
-{
-	bool cnt = by_count(t);
+	bool cnt = stacktree__by_count(t);
 	double total = w(t->root, cnt);
 
 	if (total <= 0)
 		return 0;
-	return (mass(t->root, cnt) - total) / total;
+	return (cnt ? (double)t->mass_cnt : (double)t->mass_ns) / total;
 }
 
 struct side {
@@ -229,54 +211,64 @@ struct side {
 	double total;
 };
 
-/* Below two matched nodes: the sum over their matched descendants of the difference of
- * their shares, plus the whole mass of the unmatched ones. */
-static double diff_below(const struct st_node *a, const struct side *sa, const struct st_node *b,
-			 const struct side *sb)
+/* Below two matched nodes: the sum over their matched descendants of the smaller of their
+ * two shares (what the two trees have in common); *differ set when a node is in one tree
+ * only or a share differs. */
+static double common_below(const struct st_node *a, const struct side *sa, const struct st_node *b,
+			   const struct side *sb, bool *differ)
 {
 	unsigned i = 0, j = 0;
-	double d = 0;
+	double s = 0;
 
-	while (i < a->nr_kids || j < b->nr_kids) {
-		const struct st_node *ka = i < a->nr_kids ? a->kids[i] : NULL;
-		const struct st_node *kb = j < b->nr_kids ? b->kids[j] : NULL;
-		int c = !ka ? 1 : !kb ? -1 : kid_cmp(ka->hash, ka->name, ka->len, kb);
+	while (i < a->nr_kids && j < b->nr_kids) {
+		const struct st_node *ka = a->kids[i], *kb = b->kids[j];
+		int c = kid_cmp(ka->hash, ka->name, ka->len, kb);
 
 		if (c < 0) {
-			d += mass(ka, sa->cnt) / sa->total;
 			i++;
+			*differ = true;
 		} else if (c > 0) {
-			d += mass(kb, sb->cnt) / sb->total;
 			j++;
+			*differ = true;
 		} else {
 			double x = w(ka, sa->cnt) / sa->total, y = w(kb, sb->cnt) / sb->total;
 
-			d += x > y ? x - y : y - x;
-			d += diff_below(ka, sa, kb, sb);
+			if (x != y)
+				*differ = true;
+			s += (x < y ? x : y) + common_below(ka, sa, kb, sb, differ);
 			i++;
 			j++;
 		}
 	}
-	return d;
+	if (i < a->nr_kids || j < b->nr_kids)
+		*differ = true;
+	return s;
 }
 
+/* The sum of |a(v) - b(v)| over every node of either tree is Ma + Mb - 2 S, where S is
+ * the sum of min(a(v), b(v)) over the nodes in both: only the common part is walked.
+ * Trees with equal shares everywhere are at 0 exactly (equal fractions divide to the same
+ * double), which the merging of identical trees relies on. */
 double stacktree__distance(const struct stacktree *a, const struct stacktree *b)
 {
 	struct side sa, sb;
+	bool differ = false;
 	double ma, mb, d;
 
 	if (a == b)
 		return 0;
-	ma = a ? tree_mass(a) : 0;
-	mb = b ? tree_mass(b) : 0;
+	ma = a ? stacktree__mass(a) : 0;
+	mb = b ? stacktree__mass(b) : 0;
 	if (ma <= 0 || mb <= 0)
 		return ma <= 0 && mb <= 0 ? 0 : 1;
-	sa.cnt = by_count(a);
+	sa.cnt = stacktree__by_count(a);
 	sa.total = w(a->root, sa.cnt);
-	sb.cnt = by_count(b);
+	sb.cnt = stacktree__by_count(b);
 	sb.total = w(b->root, sb.cnt);
-	d = diff_below(a->root, &sa, b->root, &sb) / (ma + mb);
-	return d > 1 ? 1 : d;
+	d = 1 - 2 * common_below(a->root, &sa, b->root, &sb, &differ) / (ma + mb);
+	if (!differ)
+		return 0;
+	return d < 0 ? 0 : d > 1 ? 1 : d;
 }
 
 static int merge_below(struct stacktree *t, struct st_node *dst, const struct st_node *src)
@@ -289,8 +281,6 @@ static int merge_below(struct stacktree *t, struct st_node *dst, const struct st
 			return -ENOMEM;
 		d->ns += s->ns;
 		d->cnt += s->cnt;
-		d->mass_ns += s->mass_ns;
-		d->mass_cnt += s->mass_cnt;
 		if (merge_below(t, d, s))
 			return -ENOMEM;
 	}
@@ -308,8 +298,8 @@ int stacktree__merge(struct stacktree *dst, const struct stacktree *src)
 	r = dst->root;
 	r->ns += src->root->ns;
 	r->cnt += src->root->cnt;
-	r->mass_ns += src->root->mass_ns;
-	r->mass_cnt += src->root->mass_cnt;
+	dst->mass_ns += src->mass_ns;
+	dst->mass_cnt += src->mass_cnt;
 	return merge_below(dst, r, src->root);
 }
 
@@ -321,7 +311,7 @@ unsigned stacktree__heaviest(const struct stacktree *t, const char **names, unsi
 
 	if (!t)
 		return 0;
-	cnt = by_count(t);
+	cnt = stacktree__by_count(t);
 	n = t->root;
 	while (nr < max && n->nr_kids) {
 		const struct st_node *best = n->kids[0];

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "model/cluster.h"
+#include "model/stacktree.h"
 #include "unit.h"
 
 #define MS 1000000ull
@@ -165,6 +166,43 @@ static void test_distance(void)
 	ok(dist(t[T_MAIN].tree, t[T_W1].tree) == 1,
 	   "the main thread and a worker share no path from the root (%g)",
 	   dist(t[T_MAIN].tree, t[T_W1].tree));
+	free_threads(t, T_NR);
+}
+
+/* The all-pairs path (an inverted index of call paths, in floats) against the distance
+ * of each pair walked tree against tree. */
+static void test_all_pairs(void)
+{
+	struct cluster_thread t[T_NR];
+	const struct stacktree *trees[T_NR + 2];
+	float d[(T_NR + 2) * (T_NR + 1) / 2];
+	double worst = 0;
+	unsigned m = T_NR + 2, k = 0;
+
+	memcached(t);
+	for (unsigned i = 0; i < T_NR; i++)
+		trees[i] = t[i].tree;
+	trees[T_NR] = tree(); /* empty */
+	trees[T_NR + 1] = tree();
+	add((struct stacktree *)trees[T_NR + 1], WORKER ";epoll_wait", 0); /* weighed by count */
+	add((struct stacktree *)trees[T_NR + 1], WORKER ";" DRIVE ";read", 0);
+	ok(!stacktree__all_pairs(trees, m, d), "all pairs at once");
+	for (unsigned i = 0; i < m; i++)
+		for (unsigned j = i + 1; j < m; j++, k++) {
+			double x = d[k] - dist(trees[i], trees[j]);
+
+			if (x < 0)
+				x = -x;
+			if (x > worst)
+				worst = x;
+		}
+	ok(worst < 1e-5, "equal to the pair by pair distance within %g", worst);
+	ok(d[k - 1] == 1 && dist(trees[T_NR], trees[T_NR + 1]) == 1, "an empty tree is at 1");
+	ok(dist(trees[T_NR + 1], t[T_W1].tree) < 0.5,
+	   "a tree weighed by counts is near the workers (%g)",
+	   dist(trees[T_NR + 1], t[T_W1].tree));
+	stacktree__free((struct stacktree *)trees[T_NR]);
+	stacktree__free((struct stacktree *)trees[T_NR + 1]);
 	free_threads(t, T_NR);
 }
 
@@ -342,11 +380,12 @@ static double time_1000(unsigned n, unsigned kinds, unsigned *nr_clusters, unsig
 
 		t[i].tid = i + 1;
 		t[i].tree = tree();
-		for (unsigned j = 0; j < 8; j++) {
+		for (unsigned j = 0; j < 24; j++) {
 			snprintf(path, sizeof(path),
-				 "clone3;start_thread;pool_%u;run;step_%u;op_%u;syscall_%u;"
-				 "entry_SYSCALL_64;k_%u",
-				 role, j % 3, j, (j + role) % 4, j);
+				 "clone3;start_thread;pool_%u;run;step_%u;op_%u;sub_%u;lock_%u;"
+				 "io_%u;syscall_%u;entry_SYSCALL_64;k_%u;k2_%u;k3_%u",
+				 role, j % 3, j % 6, j, j % 5, (j + role) % 7, (j + role) % 4, j,
+				 j % 2, j);
 			add(t[i].tree, path, (uint64_t)(1 + j) * (1 + k % 7) * MS + k);
 		}
 	}
@@ -379,6 +418,7 @@ static void test_speed(void)
 int main(void)
 {
 	test_distance();
+	test_all_pairs();
 	test_names();
 	test_merge_heaviest();
 	test_memcached();
