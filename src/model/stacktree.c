@@ -57,12 +57,13 @@ static bool is_0x(const char *s, size_t len)
 	return len > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && is_hex(s + 2, len - 2);
 }
 
-/* The length of name once a trailing "+0x1f" or "+0x1f/0x80" (the offset into a symbol or
- * a module, which differs between two samples in the same place) is cut off. */
-static size_t without_offset(const char *name, size_t len)
+/* Where a trailing "+0x1f" or "+0x1f/0x80" starts in name (len when there is none);
+ * *sized set for the second form, a symbol's offset and size. */
+static size_t offset_at(const char *name, size_t len, bool *sized)
 {
 	const char *plus = NULL;
 
+	*sized = false;
 	for (size_t i = len; i-- > 0;)
 		if (name[i] == '+') {
 			plus = name + i;
@@ -76,12 +77,14 @@ static size_t without_offset(const char *name, size_t len)
 		return len;
 	if (!is_0x(off, (slash ? slash : end) - off))
 		return len;
+	*sized = slash != NULL;
 	return plus - name;
 }
 
-int stacktree__normalise(const char *name, const char **out, size_t *out_len)
+int stacktree__normalise(const char *name, bool leaf, const char **out, size_t *out_len)
 {
-	size_t len = name ? strlen(name) : 0;
+	size_t len = name ? strlen(name) : 0, cut;
+	bool sized;
 
 	/* A bare address names no place that another thread or another run (with its own
 	 * address space layout) could share: all such frames are one unknown place. */
@@ -90,13 +93,26 @@ int stacktree__normalise(const char *name, const char **out, size_t *out_len)
 		*out_len = strlen("[unknown]");
 		return 1;
 	}
-	size_t cut = without_offset(name, len);
-
 	*out = name;
-	*out_len = cut;
-	/* srvscope names a frame "libfoo.so+0x1234" only when the module has no symbol
-	 * for it: anonymous like an address. */
-	return cut != len;
+	*out_len = len;
+	cut = offset_at(name, len, &sized);
+	if (cut == len)
+		return 0;
+	/* "sym+0x1a/0x80" is a place in a known function: the function is the place. */
+	if (sized) {
+		*out_len = cut;
+		return 0;
+	}
+	/* "memcached+0x1904b" (srvscope's name for a frame in a module without a symbol
+	 * there) is, above the leaf, a return address: the same call site in every thread
+	 * and every run of that binary (module-relative), and the only thing that tells a
+	 * stripped server's thread functions apart. At the leaf it is where a sample hit,
+	 * which varies from sample to sample within one function: the module is the place. */
+	if (leaf) {
+		*out_len = cut;
+		return 1;
+	}
+	return 0;
 }
 
 static int kid_cmp(uint64_t h, const char *name, size_t len, const struct st_node *k)
@@ -166,7 +182,7 @@ int stacktree__add(struct stacktree *t, const char *const *frames, unsigned nr, 
 		struct st_node *parent = depth ? path[depth - 1] : t->root;
 		const char *name;
 		size_t len;
-		int anon = stacktree__normalise(frames[i], &name, &len);
+		int anon = stacktree__normalise(frames[i], i + 1 == nr, &name, &len);
 
 		/* Unwinding through code without symbols finds a varying number of frames
 		 * there: a run of one anonymous place is one frame. */

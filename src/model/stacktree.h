@@ -3,6 +3,7 @@
 #ifndef SRVSCOPE_MODEL_STACKTREE_H
 #define SRVSCOPE_MODEL_STACKTREE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,10 +37,11 @@ static inline int stacktree__by_count(const struct stacktree *t)
 /* The sum of the shares of the nodes below the root (0 for an empty tree). */
 double stacktree__mass(const struct stacktree *t);
 
-/* Points *out at the normalised form of a frame name (*out_len bytes, not terminated):
- * an offset "+0x.." cut off, a bare address or an empty name made "[unknown]". Returns
- * nonzero when the frame is anonymous (an address or a module without symbols). */
-int stacktree__normalise(const char *name, const char **out, size_t *out_len);
+/* Points *out at the normalised form of a frame name (*out_len bytes, not terminated): a
+ * bare address or an empty name made "[unknown]", a symbol's "+0x1a/0x80" cut off, and a
+ * module's "+0x1904b" cut off at the leaf (the innermost frame) only. Returns nonzero
+ * when the frame is anonymous ("[unknown]", or a module without its offset). */
+int stacktree__normalise(const char *name, bool leaf, const char **out, size_t *out_len);
 
 /* The distances between every pair of the m trees (which should be distinct: identical
  * ones may come out a rounding error above 0), in single precision, into d[] condensed:
