@@ -331,15 +331,21 @@ unsigned stacktree__heaviest(const struct stacktree *t, const char **names, unsi
 	n = t->root;
 	while (nr < max && n->nr_kids) {
 		const struct st_node *best = n->kids[0];
+		double below = 0;
 
 		/* Ties go to the smaller name, so the answer does not depend on hashing. */
-		for (unsigned i = 1; i < n->nr_kids; i++) {
+		for (unsigned i = 0; i < n->nr_kids; i++) {
 			const struct st_node *k = n->kids[i];
 
+			below += w(k, cnt);
 			if (w(k, cnt) > w(best, cnt) ||
 			    (w(k, cnt) == w(best, cnt) && strcmp(k->name, best->name) < 0))
 				best = k;
 		}
+		/* Stacks that end at n weigh more than any child: the path ends here (an
+		 * interrupt now and then under a wait is not where the thread waits). */
+		if (n != t->root && w(n, cnt) - below >= w(best, cnt))
+			break;
 		names[nr++] = best->name;
 		n = best;
 	}

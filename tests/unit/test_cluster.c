@@ -266,6 +266,11 @@ static void test_merge_heaviest(void)
 	   "the heaviest path r;u;v");
 	nr = stacktree__heaviest(m, names, 2);
 	is_int(nr, 2, "at most max names");
+	add(m, "r;s", 100);
+	add(m, "r;s;irq", 20);
+	nr = stacktree__heaviest(m, names, 8);
+	ok(nr == 2 && !strcmp(names[1], "s"),
+	   "the path ends where more stacks end than go on to any child (%u frames)", nr);
 	is_int(stacktree__heaviest(NULL, names, 8), 0, "no tree: no path");
 	stacktree__free(a);
 	stacktree__free(b);
