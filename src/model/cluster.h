@@ -37,6 +37,10 @@ struct cluster_result {
 /* Average-linkage agglomerative clustering with a threshold chosen from the data (no
  * per-application constant: e.g. the largest gap in the merge heights / a silhouette
  * criterion; document the rule and why). Identical trees are merged before pairing. */
+/* The rule chosen: the cut is the widest gap between consecutive values of 0, the merge
+ * heights and 1 (docs/model-clustering.md says why). A thread whose tree is NULL counts as
+ * one without stacks. n == 0 gives no cluster and assign NULL. Returns 0, -EINVAL or
+ * -ENOMEM (res then holds nothing to free). */
 int cluster__threads(const struct cluster_thread *t, unsigned n, struct cluster_result *res);
 void cluster_result__free(struct cluster_result *res);
 /* Matches clusters of run B to clusters of run A by distance of their merged trees; map[b]
@@ -47,5 +51,7 @@ int cluster__match(const struct stacktree *const *a, unsigned na, const struct s
 int stacktree__merge(struct stacktree *dst, const struct stacktree *src);
 /* The heaviest root-to-leaf path (for the model's "stack" field): fills up to max names. */
 unsigned stacktree__heaviest(const struct stacktree *t, const char **names, unsigned max);
+/* (stacktree__heaviest: outermost first, the normalised names, valid while the tree lives;
+ * returns how many were filled. The path stops where more stacks end than go on.) */
 
 #endif
