@@ -446,7 +446,8 @@ static void snapshot_process(struct recorder *r, pid_t pid, uint64_t ts,
 	for (i = 0; i < n; i++) {
 		struct task_stat st;
 		struct rec e;
-		long nr = -1, arg0 = -1;
+		unsigned long args[3];
+		long nr = -1;
 
 		if (proc_task__stat(pid, tids[i], &st))
 			continue;
@@ -459,10 +460,17 @@ static void snapshot_process(struct recorder *r, pid_t pid, uint64_t ts,
 		e.h.tid = tids[i];
 		e.h.pid = pid;
 		e.h.aux = (unsigned char)st.state;
-		if (st.state != 'R' && !procinfo__syscall(pid, tids[i], &nr, &arg0)) {
+		if (st.state != 'R' && !procinfo__syscall(pid, tids[i], &nr, args)) {
+			bool more;
+			int fd = procinfo__polled_fd(pid, nr, args, &more);
+
 			e.state.syscall = nr;
 			e.state.fd =
-				syscall__has_fd(nr) && arg0 >= 0 && arg0 < 0x7fffffff ? arg0 : -1;
+				syscall__has_fd(nr) && args[0] < 0x7fffffff ? (int)args[0] : -1;
+			if (fd >= 0) {
+				e.state.fd = fd;
+				e.h.aux |= (SWITCH_POLLED_FD | (more ? SWITCH_MORE_FDS : 0)) << 8;
+			}
 			if (e.state.fd >= 0)
 				rec_procs__describe_fd(&r->procs, ts, pid, e.state.fd, now_ns());
 			state_stacks(r, snap, tids[i], &e.state);

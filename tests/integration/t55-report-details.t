@@ -3,7 +3,8 @@
 # whole recording has both marks; a timed wait interrupted by a ptrace snapshot is reported
 # as the syscall it resumes, not restart_syscall; a wait already under way at the start has
 # the same off-CPU stack as the same wait later (one tower in a flame graph); counts of one
-# are singular; poll and select show the first fd they wait on.
+# are singular; poll and select show the first fd they wait on, also when the wait was
+# under way as the recording started.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_btf
@@ -92,13 +93,16 @@ text=$("$SRVSCOPE" blocking "$TMP/poll.trace")
 printf '%s\n' "$text" | sed -n '4,6p' | sed 's/^/# /'
 like "$text" " poll +$fa\+ tcp 127.0.0.1:$pa \(listening\) " "poll: the first fd polled, + for more"
 like "$text" " (pselect6|select) +$fb tcp 127.0.0.1:$pb \(listening\) " "select: the fd in the set"
-check "no poll or select without its fd after the first episode" sh -c \
-	"! printf '%s' \"\$1\" | sed '1,4d' | grep -E ' (poll|pselect6|select) +- '" - "$text"
+check "no poll or select without its fd, the one under way at the start included" sh -c \
+	"! printf '%s' \"\$1\" | sed '1,3d' | grep -E ' (poll|pselect6|select) +- '" - "$text"
 python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
-bl = [b for t in d["tasks"] for b in t["blocks"] if b["syscall"] == "poll" and not b["from_start"]]
-sys.exit(0 if bl and all(b["fd"] == int(sys.argv[2]) and b["more_fds"] for b in bl) else 1)' \
-	<("$SRVSCOPE" blocking --format=json "$TMP/poll.trace") "$fa"
-ok $? "JSON: poll episodes have fd $fa and more_fds"
+bl = [b for t in d["tasks"] for b in t["blocks"] if b["syscall"] == "poll"]
+first = [b for t in d["tasks"] for b in t["blocks"] if b["from_start"]]
+ok = bl and all(b["fd"] == int(sys.argv[2]) and b["more_fds"] for b in bl)
+ok = ok and first and first[0]["fd"] == (int(sys.argv[2]) if first[0]["syscall"] == "poll" else int(sys.argv[3]))
+sys.exit(0 if ok else 1)' \
+	<("$SRVSCOPE" blocking --format=json "$TMP/poll.trace") "$fa" "$fb"
+ok $? "JSON: poll episodes have fd $fa and more_fds, the first one (under way at the start) too"
 
 done_testing
