@@ -1,0 +1,165 @@
+/* The critical path of a thread: an execution graph built from one or more traces (one per
+ * host), whose horizontal edges are each thread's states and whose vertical edges are
+ * wake-ups and matched network packets, walked backwards from the end of each wait to the
+ * work that ended it (Giraldeau's wait analysis, as Trace Compass's bounded algorithm).
+ * Hosts' clocks are synchronised from their matched TCP packets with the convex-hull
+ * method. Pure analysis over the trace reader's data; docs/critical.md. */
+#ifndef SRVSCOPE_CRITICAL_CRITICAL_H
+#define SRVSCOPE_CRITICAL_CRITICAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/timeline.h"
+#include "trace/u64map.h"
+
+struct trace;
+
+/* The edge types of Trace Compass's execution graph. */
+enum crit_edge {
+	CRIT_RUNNING,
+	CRIT_PREEMPTED,	   /* runnable, waiting for a CPU (preempted, or woken and not run) */
+	CRIT_BLOCKED,	   /* asleep, and the graph cannot say on what */
+	CRIT_TIMER,	   /* asleep until a timer fired */
+	CRIT_INTERRUPTED,  /* woken by an interrupt that is neither a disk's nor a NIC's */
+	CRIT_BLOCK_DEVICE, /* waiting for a disk */
+	CRIT_NETWORK,	   /* waiting for the network (a packet on the wire, or its softirq) */
+	CRIT_IPI,	   /* woken by an inter-processor interrupt */
+	CRIT_UNKNOWN,	   /* outside what the trace recorded of the thread */
+	CRIT_EDGES,
+};
+
+/* The wake-up classes of the seed: what ended a wait. */
+enum crit_wake {
+	CRIT_WAKE_NONE,	   /* not a wait */
+	CRIT_WAKE_TIMER,   /* a timer callback */
+	CRIT_WAKE_DEVICE,  /* an irq or softirq, by its vector */
+	CRIT_WAKE_TASK,	   /* another thread of the same host */
+	CRIT_WAKE_NETWORK, /* a packet from another thread, maybe of another host */
+	CRIT_WAKE_IPI,
+	CRIT_WAKE_UNKNOWN,
+};
+
+const char *crit_edge__name(enum crit_edge e); /* "RUNNING", "BLOCK_DEVICE", ... */
+const char *crit_wake__name(enum crit_wake w); /* "timer", "device", ... */
+
+/* A packet seen by one host: sent (net_dev_queue) or received (netif_receive_skb). */
+struct crit_pkt {
+	uint64_t ts;  /* local clock */
+	uint64_t key; /* hash of what identifies the segment on the wire */
+	uint64_t ctx; /* the softirq it was sent or received in (0: a task's context) */
+	uint32_t tid, pid;
+	uint32_t saddr, daddr;
+	uint16_t sport, dport;
+	uint16_t cpu;
+	uint8_t flags; /* TCP flags */
+	bool tx;
+	uint32_t peer; /* index of the matched packet in the peer host's list + 1, 0: none */
+	uint16_t peer_host;
+};
+
+/* The map from a host's clock to the reference host's: ref = local + offset + drift *
+ * (local - x0), kept so that nanoseconds survive over hours (a double alone would not). */
+struct crit_clock {
+	int64_t offset;
+	double drift; /* slope - 1 */
+	uint64_t x0;
+};
+
+enum crit_sync_quality {
+	CRIT_SYNC_ACCURATE,    /* both bounding lines found: the clock lies between them */
+	CRIT_SYNC_APPROXIMATE, /* packets both ways, but only an offset or one line */
+	CRIT_SYNC_FAILED,      /* packets contradict every line (or go one way only) */
+	CRIT_SYNC_ABSENT,      /* no packet between the two hosts */
+};
+const char *crit_sync__quality_name(enum crit_sync_quality q);
+
+struct crit_pt {
+	double x, y; /* relative to the sync's origin */
+};
+
+/* The fully incremental convex-hull synchronisation of host Y's clock onto host X's, from
+ * packets both ways: a packet X->Y sent at x, received at y, says y > f(x); one Y->X sent at
+ * y, received at x, says y < f(x). Each set keeps only its hull facing the other (the lower
+ * hull of the first, the upper hull of the second): every other point is redundant. */
+struct crit_sync {
+	uint64_t x0, y0; /* the origin: the first packet's times */
+	bool started;
+	struct crit_pt *up, *lo; /* lower hull of the X->Y points, upper hull of the Y->X ones */
+	size_t nr_up, nr_lo, cap_up, cap_lo;
+	uint64_t n_xy, n_yx; /* packets each way */
+};
+
+struct crit_sync_result {
+	enum crit_sync_quality quality;
+	double slope, intercept; /* y - y0 = slope * (x - x0) + intercept: the bisector */
+	double slope_min, slope_max;
+	double accuracy_ns; /* half the gap between the bounding lines over the packets' span */
+};
+
+/* Packets must be added with their x in ascending order within each direction. */
+void crit_sync__add(struct crit_sync *s, uint64_t x, uint64_t y, bool x_to_y);
+void crit_sync__solve(const struct crit_sync *s, struct crit_sync_result *r);
+void crit_sync__free(struct crit_sync *s);
+
+/* One host of the graph: one trace. */
+struct crit_host {
+	const struct trace *t;
+	char name[96]; /* for the user: the trace's host name, or its file */
+	char id[96];   /* the host identity the recorder wrote (host_id=), "" when none */
+	struct timeline tl;
+	struct crit_pkt *pkts; /* by time */
+	size_t nr_pkts;
+	struct crit_clock clock; /* to the reference host's */
+	enum crit_sync_quality sync;
+	double accuracy_ns;
+	int parent;	    /* in the synchronisation tree, -1 for the reference */
+	uint32_t exchanged; /* packets matched with the parent */
+};
+
+struct crit_graph {
+	struct crit_host *hosts;
+	size_t nr;
+};
+
+/* Builds the graph over n traces (host 0 is the reference clock): the threads' states,
+ * the packets matched between hosts, the clocks synchronised over a spanning tree. 0, or
+ * -EINVAL with a line for the user in err (the same host twice, hosts that share no
+ * packet). */
+int crit_graph__build(struct crit_graph *g, struct trace **traces, size_t n, char *err,
+		      size_t errlen);
+void crit_graph__free(struct crit_graph *g);
+int64_t crit_graph__to_ref(const struct crit_graph *g, size_t host, uint64_t local);
+uint64_t crit_graph__to_local(const struct crit_graph *g, size_t host, int64_t ref);
+/* Whether tid has any state recorded on host; its first and last times (reference). */
+bool crit_graph__thread_span(const struct crit_graph *g, size_t host, uint32_t tid, int64_t *first,
+			     int64_t *last);
+
+/* One segment of the path. */
+struct crit_segment {
+	int64_t start_ns, end_ns; /* reference clock */
+	uint32_t tid, pid;
+	uint16_t host;
+	uint8_t edge;	    /* enum crit_edge */
+	uint8_t wake;	    /* enum crit_wake: what ended the wait, for the waiting edges */
+	uint16_t from_host; /* NETWORK: the sender's host */
+	uint32_t from_tid;  /* NETWORK, waits on a thread not recorded: who */
+	char what[64]; /* what it waited for: "NET_RX", "virtio1-req.0", "10.0.0.1:80 -> ..." */
+};
+
+struct crit_path {
+	struct crit_segment *segs; /* in time order, contiguous from start to end */
+	size_t nr, cap;
+	int64_t start_ns, end_ns;
+	uint32_t hops; /* wake-ups and packets crossed */
+};
+
+/* The critical path of thread tid of host in [from, to] (reference clock): each of its
+ * waits replaced by the path of what ended it, recursively, bounded by the wait. 0 or
+ * -errno. */
+int crit_graph__path(const struct crit_graph *g, size_t host, uint32_t tid, int64_t from,
+		     int64_t to, struct crit_path *p);
+void crit_path__free(struct crit_path *p);
+
+#endif

@@ -1,0 +1,382 @@
+/* The bounded critical path: walk the followed thread backwards from the end of the window;
+ * its running and preempted states are on the path as they are; each wait is replaced by
+ * what ended it: a timer, a device, or the path of the thread (or, through a packet, the
+ * host) that woke it, walked backwards in turn but only over the wait's own interval. The
+ * walk keeps an explicit stack of the intervals still to explain, so a long chain of
+ * wake-ups costs memory, not the C stack. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "critical/critical.h"
+#include "trace/trace.h"
+#include "util/util.h"
+
+struct work {
+	size_t host;
+	uint32_t tid;
+	int64_t from, to; /* reference clock */
+};
+
+struct walker {
+	const struct crit_graph *g;
+	struct crit_path *p;
+	struct work *stack;
+	size_t nr, cap;
+	uint64_t steps;
+};
+
+static void push(struct walker *w, size_t host, uint32_t tid, int64_t from, int64_t to)
+{
+	if (to <= from)
+		return;
+	xgrow((void **)&w->stack, &w->cap, w->nr + 1, sizeof(*w->stack));
+	w->stack[w->nr++] = (struct work){host, tid, from, to};
+}
+
+/* Appends a segment (they come latest first); one that continues the last is merged. */
+static struct crit_segment *emit(struct walker *w, size_t host, uint32_t tid, uint32_t pid,
+				 enum crit_edge edge, enum crit_wake wake, int64_t start,
+				 int64_t end, const char *what)
+{
+	struct crit_path *p = w->p;
+	struct crit_segment *s;
+
+	if (end <= start)
+		return NULL;
+	if (p->nr) {
+		s = &p->segs[p->nr - 1];
+		if (s->host == host && s->tid == tid && s->edge == edge && s->wake == wake &&
+		    s->start_ns == end && !strcmp(s->what, what ? what : "")) {
+			s->start_ns = start;
+			return s;
+		}
+	}
+	xgrow((void **)&p->segs, &p->cap, p->nr + 1, sizeof(*p->segs));
+	s = &p->segs[p->nr++];
+	memset(s, 0, sizeof(*s));
+	s->start_ns = start;
+	s->end_ns = end;
+	s->host = host;
+	s->tid = tid;
+	s->pid = pid;
+	s->edge = edge;
+	s->wake = wake;
+	snprintf(s->what, sizeof(s->what), "%s", what ? what : "");
+	return s;
+}
+
+/* The index of thread tid's last slice starting before ts, or -1. */
+static long slice_at(const struct timeline *tl, uint32_t tid, uint64_t ts)
+{
+	size_t lo = 0, hi = tl->nr;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct tl_slice *s = &tl->slices[mid];
+
+		if (s->tid < tid || (s->tid == tid && s->start_ns < ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || tl->slices[lo - 1].tid != tid)
+		return -1;
+	return (long)lo - 1;
+}
+
+static bool has_thread(const struct timeline *tl, uint32_t tid)
+{
+	long i = slice_at(tl, tid, UINT64_MAX);
+
+	return i >= 0;
+}
+
+/* Hard irq handlers by name: a disk's queues, a NIC's queues, else something else. */
+static enum crit_edge hardirq_edge(const char *name)
+{
+	static const char *const disk[] = {"req",  "nvme", "ahci", "ata",	"blk",
+					   "scsi", "mmc",  "sd",   "virtio_blk"};
+	static const char *const net[] = {"input", "output", "rx",  "tx",	  "eth", "net",
+					  "mlx",   "ens",    "enp", "virtio_net", "igb", "ixgbe"};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(disk); i++)
+		if (strstr(name, disk[i]))
+			return CRIT_BLOCK_DEVICE;
+	for (i = 0; i < ARRAY_SIZE(net); i++)
+		if (strstr(name, net[i]))
+			return CRIT_NETWORK;
+	return CRIT_INTERRUPTED;
+}
+
+/* What a wait that was not ended by a recorded thread is: the edge, the wake class, and
+ * what to say about it. */
+static enum crit_edge wait_edge(const struct block_episode *ep, enum crit_wake *wake, char *what,
+				size_t size)
+{
+	char name[COMM_ESCAPED_SIZE];
+
+	what[0] = 0;
+	switch (ep->wake_kind) {
+	case WAKE_HRTIMER:
+	case WAKE_TIMER:
+		*wake = CRIT_WAKE_TIMER;
+		snprintf(what, size, "%s", ep->wake_kind == WAKE_HRTIMER ? "hrtimer" : "timer");
+		return CRIT_TIMER;
+	case WAKE_SOFTIRQ:
+		snprintf(what, size, "%s", blocking__softirq_name(ep->wake_detail));
+		*wake = CRIT_WAKE_DEVICE;
+		switch (ep->wake_detail) {
+		case 1: /* TIMER */
+		case 8: /* HRTIMER */
+			*wake = CRIT_WAKE_TIMER;
+			return CRIT_TIMER;
+		case 2: /* NET_TX */
+		case 3: /* NET_RX */
+			*wake = CRIT_WAKE_NETWORK;
+			return CRIT_NETWORK;
+		case 4: /* BLOCK */
+		case 5: /* IRQ_POLL */
+			return CRIT_BLOCK_DEVICE;
+		default:
+			return CRIT_INTERRUPTED;
+		}
+	case WAKE_HARDIRQ:
+		blocking__waker_name(ep, name, sizeof(name));
+		snprintf(what, size, "irq %u %.48s", ep->wake_detail, name);
+		*wake = CRIT_WAKE_DEVICE;
+		return hardirq_edge(name);
+	case WAKE_TASK:
+		blocking__waker_name(ep, name, sizeof(name));
+		snprintf(what, size, "%.40s %u (not recorded)", name, ep->waker_tid);
+		*wake = CRIT_WAKE_TASK;
+		return CRIT_BLOCKED;
+	default:
+		*wake = CRIT_WAKE_UNKNOWN;
+		if (ep->from_start)
+			return CRIT_UNKNOWN;
+		snprintf(what, size, "no wake-up recorded");
+		return CRIT_BLOCKED;
+	}
+}
+
+/* The CPU the wake-up of ep ran on (the waking event), or -1. */
+static int waking_cpu(const struct trace *t, const struct block_episode *ep)
+{
+	size_t lo = 0, hi = t->nr_ev, i;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (t->ev[mid]->h.ts < ep->wake_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i < t->nr_ev && t->ev[i]->h.ts == ep->wake_ns; i++)
+		if (t->ev[i]->h.type == REC_WAKING && t->ev[i]->h.tid == ep->tid)
+			return t->ev[i]->h.cpu;
+	return -1;
+}
+
+/* The received packet that a softirq on cpu handled last before ts (within its run: 2 ms
+ * at most), matched to its send; index or -1. With ctx, only packets of that softirq run. */
+static long rx_before(const struct crit_host *h, int cpu, uint64_t ts, uint64_t ctx)
+{
+	size_t lo = 0, hi = h->nr_pkts;
+	long i;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (h->pkts[mid].ts <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = (long)lo - 1; i >= 0 && ts - h->pkts[i].ts < 2000000; i--) {
+		const struct crit_pkt *p = &h->pkts[i];
+
+		if (p->tx || !p->peer || p->cpu != cpu)
+			continue;
+		if (ctx && p->ctx != ctx)
+			continue;
+		return i;
+	}
+	return -1;
+}
+
+static void pkt_name(const struct crit_pkt *p, char *buf, size_t size)
+{
+	const uint8_t *s = (const uint8_t *)&p->saddr, *d = (const uint8_t *)&p->daddr;
+
+	snprintf(buf, size, "%u.%u.%u.%u:%u -> %u.%u.%u.%u:%u", s[0], s[1], s[2], s[3],
+		 (p->sport >> 8 | p->sport << 8) & 0xffff, d[0], d[1], d[2], d[3],
+		 (p->dport >> 8 | p->dport << 8) & 0xffff);
+}
+
+/* A wait ended by the network on host: follow the packet that woke it back to its sender,
+ * across hosts, through the softirqs that answered a packet with another (a handshake);
+ * the wire times are NETWORK segments of the waiting thread. Returns true when it pushed
+ * the rest of the interval [from, end) onto a sender thread, or explained it. */
+static void network_wait(struct walker *w, size_t host, uint32_t tid, uint32_t pid,
+			 const struct block_episode *ep, int64_t from, int64_t end)
+{
+	const struct crit_graph *g = w->g;
+	int cpu = waking_cpu(g->hosts[host].t, ep);
+	size_t h = host, hop;
+	uint64_t at = ep->wake_ns, ctx = 0;
+	char what[64];
+
+	for (hop = 0; cpu >= 0 && hop < 32 && end > from; hop++) {
+		long i = rx_before(&g->hosts[h], cpu, at, ctx);
+		const struct crit_pkt *rx, *tx;
+		struct crit_segment *s;
+		int64_t sent;
+
+		if (i < 0)
+			break;
+		rx = &g->hosts[h].pkts[i];
+		tx = &g->hosts[rx->peer_host].pkts[rx->peer - 1];
+		sent = crit_graph__to_ref(g, rx->peer_host, tx->ts);
+		if (sent < from)
+			sent = from;
+		if (sent >= end)
+			break;
+		pkt_name(rx, what, sizeof(what));
+		s = emit(w, host, tid, pid, CRIT_NETWORK, CRIT_WAKE_NETWORK, sent, end, what);
+		if (s) {
+			s->from_host = rx->peer_host;
+			s->from_tid = tx->ctx ? 0 : tx->tid;
+		}
+		w->p->hops++;
+		end = sent;
+		h = rx->peer_host;
+		if (!tx->ctx) {
+			/* Sent by a task: its path explains the time before. */
+			if (has_thread(&g->hosts[h].tl, tx->tid)) {
+				push(w, h, tx->tid, from, end);
+				return;
+			}
+			break;
+		}
+		/* Sent from a softirq: in answer to a packet it received in the same run. */
+		cpu = tx->cpu;
+		at = tx->ts;
+		ctx = tx->ctx;
+	}
+	if (end > from) {
+		enum crit_wake wake;
+		enum crit_edge e = wait_edge(ep, &wake, what, sizeof(what));
+
+		emit(w, host, tid, pid, e, wake, from, end, what);
+	}
+}
+
+static void walk(struct walker *w, const struct work *wk)
+{
+	const struct crit_graph *g = w->g;
+	const struct crit_host *host = &g->hosts[wk->host];
+	const struct timeline *tl = &host->tl;
+	int64_t cursor = wk->to;
+	long i = slice_at(tl, wk->tid, crit_graph__to_local(g, wk->host, wk->to));
+	uint32_t pid = i >= 0 ? tl->slices[i].pid : 0;
+	char what[64];
+
+	while (cursor > wk->from) {
+		const struct tl_slice *s;
+		int64_t start, end;
+
+		if (++w->steps > 100000000ull)
+			return;
+		if (i < 0 || tl->slices[i].tid != wk->tid) {
+			emit(w, wk->host, wk->tid, pid, CRIT_UNKNOWN, CRIT_WAKE_NONE, wk->from,
+			     cursor, "before the trace has the thread");
+			return;
+		}
+		s = &tl->slices[i];
+		start = crit_graph__to_ref(g, wk->host, s->start_ns);
+		end = crit_graph__to_ref(g, wk->host, s->end_ns);
+		if (end < cursor) { /* a gap between two states: not recorded */
+			int64_t st = end > wk->from ? end : wk->from;
+
+			emit(w, wk->host, wk->tid, pid, CRIT_UNKNOWN, CRIT_WAKE_NONE, st, cursor,
+			     "not recorded");
+			cursor = st;
+			continue;
+		}
+		if (start < wk->from)
+			start = wk->from;
+		switch (s->kind) {
+		case TL_RUNNING:
+			emit(w, wk->host, wk->tid, pid, CRIT_RUNNING, CRIT_WAKE_NONE, start, cursor,
+			     NULL);
+			break;
+		case TL_PREEMPTED:
+		case TL_WOKEN:
+			emit(w, wk->host, wk->tid, pid, CRIT_PREEMPTED, CRIT_WAKE_NONE, start,
+			     cursor, NULL);
+			break;
+		case TL_BLOCKED: {
+			const struct block_episode *ep = &tl->blocks.eps[s->ep];
+			enum crit_wake wake;
+			enum crit_edge e;
+
+			if (ep->wake_kind == WAKE_TASK && ep->waker_tid != wk->tid &&
+			    has_thread(tl, ep->waker_tid)) {
+				/* This thread before the wait, after the waker's path over it. */
+				push(w, wk->host, wk->tid, wk->from, start);
+				push(w, wk->host, ep->waker_tid, start, cursor);
+				w->p->hops++;
+				return;
+			}
+			e = wait_edge(ep, &wake, what, sizeof(what));
+			if (e == CRIT_NETWORK && host->nr_pkts) {
+				push(w, wk->host, wk->tid, wk->from, start);
+				network_wait(w, wk->host, wk->tid, pid, ep, start, cursor);
+				return;
+			}
+			emit(w, wk->host, wk->tid, pid, e, wake, start, cursor, what);
+			break;
+		}
+		}
+		cursor = start;
+		i--;
+	}
+}
+
+int crit_graph__path(const struct crit_graph *g, size_t host, uint32_t tid, int64_t from,
+		     int64_t to, struct crit_path *p)
+{
+	struct walker w = {.g = g, .p = p};
+	size_t i;
+
+	memset(p, 0, sizeof(*p));
+	if (host >= g->nr || to <= from)
+		return -EINVAL;
+	p->start_ns = from;
+	p->end_ns = to;
+	push(&w, host, tid, from, to);
+	while (w.nr) {
+		struct work wk = w.stack[--w.nr];
+
+		walk(&w, &wk);
+	}
+	free(w.stack);
+	/* Found latest first. */
+	for (i = 0; i < p->nr / 2; i++) {
+		struct crit_segment tmp = p->segs[i];
+
+		p->segs[i] = p->segs[p->nr - 1 - i];
+		p->segs[p->nr - 1 - i] = tmp;
+	}
+	return 0;
+}
+
+void crit_path__free(struct crit_path *p)
+{
+	free(p->segs);
+	memset(p, 0, sizeof(*p));
+}
