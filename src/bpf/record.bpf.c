@@ -1080,3 +1080,74 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	rec_submit(r);
 	return 0;
 }
+
+/* ---- record --net: TCP segments as they leave and reach a device (srvscope critical) ---- */
+
+/* The network namespace (inode number) whose devices are recorded: the recorder's own, so
+ * that a host is a namespace; 0: every one. */
+const volatile __u32 net_ns = 0;
+
+#define ETH_P_IP_BE 0x0008 /* htons(ETH_P_IP) */
+
+/* One TCP/IPv4 segment of skb, whose IP header is at ip. The sender (a TX in a task's
+ * context) or the interrupted task is the record's tid; softirq tells which softirq run it
+ * happened in, so that a segment sent in answer to another (a SYN-ACK, an ACK) is tied to
+ * it. */
+static __always_inline int net_record(struct sk_buff *skb, void *ip, __u16 type)
+{
+	struct net_device *dev = BPF_CORE_READ(skb, dev);
+	__u32 ns = BPF_CORE_READ(dev, nd_net.net, ns.inum);
+	struct iphdr iph;
+	struct tcphdr th;
+	struct cpu_ctx *c;
+	__u64 id, ts;
+	__u16 tot;
+	struct rec *r;
+
+	if (net_ns && ns != net_ns)
+		return 0;
+	if (BPF_CORE_READ(skb, protocol) != ETH_P_IP_BE)
+		return 0;
+	if (bpf_probe_read_kernel(&iph, sizeof(iph), ip) || iph.version != 4 || iph.protocol != 6)
+		return 0;
+	if (bpf_probe_read_kernel(&th, sizeof(th), ip + iph.ihl * 4))
+		return 0;
+	c = ctx_get();
+	if (!c)
+		return 0;
+	ts = bpf_ktime_get_ns();
+	id = bpf_get_current_pid_tgid();
+	r = rec_reserve(ts, type, (__u32)id, id >> 32);
+	if (!r)
+		return 0;
+	r->h.aux = BPF_CORE_READ(dev, ifindex);
+	r->net.saddr = iph.saddr;
+	r->net.daddr = iph.daddr;
+	r->net.sport = th.source;
+	r->net.dport = th.dest;
+	r->net.seq = th.seq;
+	r->net.ack = th.ack_seq;
+	tot = __builtin_bswap16(iph.tot_len);
+	r->net.len = tot > iph.ihl * 4 + th.doff * 4 ? tot - iph.ihl * 4 - th.doff * 4 : 0;
+	r->net.flags = ((__u8 *)&th)[13];
+	r->net.pad = 0;
+	r->net.netns = ns;
+	r->net.softirq = c->softirq_seq;
+	rec_submit(r);
+	return 0;
+}
+
+SEC("tp_btf/net_dev_queue")
+int BPF_PROG(net_tx, struct sk_buff *skb)
+{
+	/* On the way out the network header offset is set; data may point at a link header. */
+	return net_record(skb, BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, network_header),
+			  REC_NET_TX);
+}
+
+SEC("tp_btf/netif_receive_skb")
+int BPF_PROG(net_rx, struct sk_buff *skb)
+{
+	/* On the way in the link header is pulled already: data is the IP header. */
+	return net_record(skb, BPF_CORE_READ(skb, data), REC_NET_RX);
+}

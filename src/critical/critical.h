@@ -93,9 +93,9 @@ struct crit_sync {
 
 struct crit_sync_result {
 	enum crit_sync_quality quality;
-	double slope, intercept; /* y - y0 = slope * (x - x0) + intercept: the bisector */
-	double slope_min, slope_max;
-	double accuracy_ns; /* half the gap between the bounding lines over the packets' span */
+	double slope, intercept;     /* y - y0 = slope * (x - x0) + intercept */
+	double slope_min, slope_max; /* the bounding lines' (NAN when not found) */
+	double accuracy_ns;	     /* the clock is within this of the line, whatever the delays */
 };
 
 /* Packets must be added with their x in ascending order within each direction. */

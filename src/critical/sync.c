@@ -77,9 +77,36 @@ static void b_range(const struct crit_sync *s, double slope, double *lo, double 
 		*hi = fmin(*hi, s->up[i].y - slope * s->up[i].x);
 }
 
+/* Between the two bounding lines, the line that leaves the widest gap to both hulls: the
+ * middle of the band of lines that respect every packet. The gap, as a function of the
+ * slope, is concave (a minimum of lines minus a maximum of lines), so a ternary search
+ * finds its top. When the delays are the same both ways it is the true line (the bisector
+ * of the bounding lines is too, but only when the packets are spread evenly over time);
+ * either way the clock is within half the gap of it. */
+static void best_line(const struct crit_sync *s, double amin, double amax, double *a, double *b,
+		      double *lo, double *hi)
+{
+	double l = amin, h = amax;
+	int i;
+
+	for (i = 0; i < 200 && h - l > 1e-15; i++) {
+		double m1 = l + (h - l) / 3, m2 = h - (h - l) / 3, lo1, hi1, lo2, hi2;
+
+		b_range(s, m1, &lo1, &hi1);
+		b_range(s, m2, &lo2, &hi2);
+		if (hi1 - lo1 < hi2 - lo2)
+			l = m1;
+		else
+			h = m2;
+	}
+	*a = (l + h) / 2;
+	b_range(s, *a, lo, hi);
+	*b = (*lo + *hi) / 2;
+}
+
 void crit_sync__solve(const struct crit_sync *s, struct crit_sync_result *r)
 {
-	double amin = -INFINITY, amax = INFINITY, lo, hi, bmin, bmax, span = 0;
+	double amin = -INFINITY, amax = INFINITY, lo, hi;
 	bool has_min = false, has_max = false;
 	size_t i, j;
 
@@ -113,45 +140,34 @@ void crit_sync__solve(const struct crit_sync *s, struct crit_sync_result *r)
 				has_min = true;
 			}
 		}
-	for (i = 0; i < s->nr_lo; i++)
-		span = fmax(span, fabs(s->lo[i].x));
-	for (i = 0; i < s->nr_up; i++)
-		span = fmax(span, fabs(s->up[i].x));
 	r->slope_min = has_min ? amin : NAN;
 	r->slope_max = has_max ? amax : NAN;
 	if (has_min && has_max) {
-		double bmid_max, bmid_min, x, y;
+		double a, b;
 
 		if (amin > amax) {
 			r->quality = CRIT_SYNC_FAILED;
 			return;
 		}
-		b_range(s, amax, &lo, &hi);
-		bmid_max = (lo + hi) / 2;
-		b_range(s, amin, &lo, &hi);
-		bmid_min = (lo + hi) / 2;
-		r->slope = tan((atan(amin) + atan(amax)) / 2);
-		if (amax - amin > 1e-15) {
-			x = (bmid_min - bmid_max) / (amax - amin);
-			y = amax * x + bmid_max;
-			r->intercept = y - r->slope * x;
-		} else {
-			r->intercept = (bmid_min + bmid_max) / 2;
-		}
-		r->quality = CRIT_SYNC_ACCURATE;
-		/* Half the gap between the bounding lines where the packets are. */
-		bmin = fabs((amax - amin) * span + (bmid_max - bmid_min));
-		bmax = fabs(bmid_max - bmid_min);
-		r->accuracy_ns = fmax(bmin, bmax) / 2;
-		b_range(s, r->slope, &lo, &hi);
-		if (lo > hi + 1)
+		best_line(s, amin, amax, &a, &b, &lo, &hi);
+		if (lo > hi) {
 			r->quality = CRIT_SYNC_FAILED;
+			return;
+		}
+		r->slope = a;
+		r->intercept = b;
+		r->accuracy_ns = (hi - lo) / 2;
+		r->quality = CRIT_SYNC_ACCURATE;
 		return;
 	}
-	/* Only one bounding line, or none: the slope it gives (else the clocks' nominal 1),
-	 * and the middle of the offsets it allows. */
-	r->slope = has_min ? amin : has_max ? amax : 1;
+	/* Only one bounding line, or none (too few packets to bound the slope both ways): the
+	 * clocks' nominal rate when the packets allow it, else the one bounding slope. */
+	r->slope = 1;
 	b_range(s, r->slope, &lo, &hi);
+	if (lo > hi && (has_min || has_max)) {
+		r->slope = has_min ? amin : amax;
+		b_range(s, r->slope, &lo, &hi);
+	}
 	if (lo > hi) {
 		r->quality = CRIT_SYNC_FAILED;
 		return;

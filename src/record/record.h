@@ -17,13 +17,13 @@
 struct record_opts {
 	pid_t *pids; /* -p */
 	size_t nr_pids;
-	bool no_children; /* -p: the processes named only, not their existing descendants */
-	bool all;		    /* -a */
-	char **argv;		    /* -- COMMAND ARGS..., NULL-terminated; NULL when none */
-	double duration;	    /* seconds, 0: until stopped */
-	const char *output;	    /* trace file */
-	bool force;		    /* --force: replace an existing output file */
-	uint64_t buffer_size;	    /* ring buffer bytes: a power of two, at least a page */
+	bool no_children;     /* -p: the processes named only, not their existing descendants */
+	bool all;	      /* -a */
+	char **argv;	      /* -- COMMAND ARGS..., NULL-terminated; NULL when none */
+	double duration;      /* seconds, 0: until stopped */
+	const char *output;   /* trace file */
+	bool force;	      /* --force: replace an existing output file */
+	uint64_t buffer_size; /* ring buffer bytes: a power of two, at least a page */
 	unsigned int read_timer_ms; /* drain on this period, never woken; 0: woken at 1/4 full */
 	unsigned int on_cpu_hz;	    /* 0: no on-CPU samples */
 	bool no_stacks;
@@ -33,6 +33,9 @@ struct record_opts {
 	int progress;		 /* -1: on a terminal only, 0: never, 1: always */
 	bool verbose;		 /* libbpf's messages */
 	const char *cmdline;	 /* what was run, saved in the file */
+	bool net;		 /* --net: TCP segments of this network namespace's devices */
+	int64_t skew_ns;	 /* --clock-skew (tests): timestamps shifted by this... */
+	double skew_ppm;	 /* ...and stretched by this from the start */
 };
 
 /* Records until the duration elapses, SIGINT/SIGTERM/SIGHUP arrives, the launched command
