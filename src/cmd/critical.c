@@ -177,6 +177,7 @@ static json_t *host_json(const struct crit_graph *g, size_t i)
 	json_object_set_new(o, "host", json_integer(i + 1));
 	json_object_set_new(o, "name", json_string(h->name));
 	json_object_set_new(o, "id", h->id[0] ? json_string(h->id) : json_null());
+	json_object_set_new(o, "start_ns", json_integer((json_int_t)h->t->hdr.start_ns));
 	json_object_set_new(
 		sync, "quality",
 		json_string(h->parent < 0 ? "reference" : crit_sync__quality_name(h->sync)));
