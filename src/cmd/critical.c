@@ -218,7 +218,7 @@ static int print_json(const struct crit_graph *g, const struct crit_path *p, siz
 {
 	json_t *doc = json_object(), *hosts = json_array(), *segs = json_array(), *sum, *st;
 	struct summary s;
-	size_t i;
+	size_t i, events;
 	int err;
 
 	json_object_set_new(doc, "version", json_integer(1));
@@ -228,6 +228,9 @@ static int print_json(const struct crit_graph *g, const struct crit_path *p, siz
 	json_object_set_new(doc, "start_ns", json_integer(p->start_ns));
 	json_object_set_new(doc, "end_ns", json_integer(p->end_ns));
 	json_object_set_new(doc, "hops", json_integer(p->hops));
+	for (i = 0, events = 0; i < g->nr; i++)
+		events += g->hosts[i].t->nr_ev;
+	json_object_set_new(doc, "events", json_integer(events));
 	for (i = 0; i < g->nr; i++)
 		json_array_append_new(hosts, host_json(g, i));
 	json_object_set_new(doc, "hosts", hosts);
