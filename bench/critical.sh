@@ -21,8 +21,8 @@ done
 if [ -z "${TRACE:-}" ]; then
 	[ "$(id -u)" = 0 ] || { echo "critical: run as root (BPF) or give TRACE=FILE" >&2; exit 1; }
 	TRACE=$OUT/big.trace
-	# About 5 events per round trip; 2 pairs, one per CPU. Record in one go, long enough.
-	secs=$(( EVENTS / 400000 + 2 ))
+	# About 600 k events/s from 2 unpaced pairs, one per CPU, on a 2-core machine.
+	secs=$(( EVENTS / 600000 + 1 ))
 	"$SRVSCOPE" record --no-stacks --buffer-size 256M -o "$TRACE" -- \
 		"$FIXTURES/rec_rate" 2 0 "$secs" 1 >"$OUT/rate.out" 2>"$OUT/rec.err" ||
 		{ cat "$OUT/rec.err" >&2; exit 1; }
@@ -32,21 +32,23 @@ tid=$("$SRVSCOPE" sched "$TRACE" 2>/dev/null | awk -F'[: ]+' '/ ping:/ {print $3
 [ -n "$tid" ] || { echo "critical: no ping thread in $TRACE" >&2; exit 1; }
 size=$(du -m "$TRACE" | cut -f1)
 
-run() { # NAME COMMAND...: prints "NAME seconds max_rss_mb"
+# On a shared machine the wall time says more about the others than about srvscope: the
+# CPU time (user + system) is printed beside it, and the goal is judged on it.
+run() { # NAME COMMAND...: prints "NAME wall_seconds cpu_seconds max_rss_mb"
 	local name=$1; shift
-	/usr/bin/time -f "%e %M" -o "$OUT/$name.time" "$@" >"$OUT/$name.out" 2>"$OUT/$name.err" ||
+	/usr/bin/time -f "%e %U %S %M" -o "$OUT/$name.time" "$@" >"$OUT/$name.out" 2>"$OUT/$name.err" ||
 		{ echo "critical: $name failed:" >&2; cat "$OUT/$name.err" >&2; exit 1; }
-	read -r secs kb <"$OUT/$name.time"
-	echo "$name $secs $((kb / 1024))"
+	read -r secs user sys kb <"$OUT/$name.time"
+	echo "$name $secs $(awk -v u="$user" -v s="$sys" 'BEGIN {print u + s}') $((kb / 1024))"
 }
-read -r _ c_s c_mb < <(run critical "$SRVSCOPE" critical --tid "$tid" --format=json "$TRACE")
-read -r _ t_s t_mb < <(run timeline "$SRVSCOPE" timeline --tid "$tid" "$TRACE")
+read -r _ c_s c_cpu c_mb < <(run critical "$SRVSCOPE" critical --tid "$tid" --format=json "$TRACE")
+read -r _ t_s t_cpu t_mb < <(run timeline "$SRVSCOPE" timeline --tid "$tid" "$TRACE")
 read -r nev segs < <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["events"], len(d["segments"]), d["hops"])' "$OUT/critical.out")
 echo "trace: $size MB, $nev events; thread $tid; path: $segs (segments, hops)"
-printf "%-10s %8s %10s\n" "" "seconds" "max RSS MB"
-printf "%-10s %8s %10s\n" critical "$c_s" "$c_mb" timeline "$t_s" "$t_mb"
-awk -v c="$c_s" -v t="$t_s" -v m="$c_mb" -v n="$nev" 'BEGIN {
-	printf "critical / timeline: %.2f x the time\n", (t > 0 ? c / t : 0)
+printf "%-10s %8s %8s %10s\n" "" "wall s" "CPU s" "max RSS MB"
+printf "%-10s %8s %8s %10s\n" critical "$c_s" "$c_cpu" "$c_mb" timeline "$t_s" "$t_cpu" "$t_mb"
+awk -v c="$c_cpu" -v t="$t_cpu" -v m="$c_mb" -v n="$nev" 'BEGIN {
+	printf "critical / timeline: %.2f x the CPU time\n", (t > 0 ? c / t : 0)
 	s = n > 0 ? c * 10000000 / n : c
 	printf "goal (10 M events <= 10 s, <= 2 GB): %.1f s per 10 M events, %d MB: %s\n", s, m,
 	       (s <= 10 && m <= 2048) ? "met" : "NOT met"

@@ -4,12 +4,14 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
 #include "critical/critical.h"
+#include "output/json_writer.h"
 #include "trace/report_cmdline.h"
 #include "trace/syscalls.h"
 #include "trace/trace.h"
@@ -140,12 +142,17 @@ static void print_text(const struct crit_graph *g, const struct crit_path *p, si
 	       "Thread", "State", "Waited for");
 	for (i = 0; i < p->nr; i++) {
 		const struct crit_segment *seg = &p->segs[i];
-		char th[64];
+		char th[64], what[96];
 
 		snprintf(th, sizeof(th), "%s %u", thread_name(g, seg->host, seg->tid), seg->tid);
-		printf("%12.3f %13.3f  %-4u %-22s %-12s %s\n", (seg->start_ns - p->start_ns) / 1e6,
-		       (seg->end_ns - seg->start_ns) / 1e6, seg->host + 1, th,
-		       crit_edge__name(seg->edge), seg->what);
+		/* Integer formatting: a path over a long trace has millions of lines, and %f
+		 * costs most of the time printing them. */
+		printf("%8" PRId64 ".%03d %9" PRId64 ".%03d  %-4u %-22s %-12s %s\n",
+		       (seg->start_ns - p->start_ns) / 1000000,
+		       (int)((seg->start_ns - p->start_ns) / 1000 % 1000),
+		       (seg->end_ns - seg->start_ns) / 1000000,
+		       (int)((seg->end_ns - seg->start_ns) / 1000 % 1000), seg->host + 1, th,
+		       crit_edge__name(seg->edge), crit_segment__what(g, seg, what, sizeof(what)));
 	}
 	summarize(p, &s);
 	printf("\nShare of the path by state:\n");
@@ -167,114 +174,135 @@ static void print_text(const struct crit_graph *g, const struct crit_path *p, si
 	summary__free(&s);
 }
 
-/* ---- JSON ---- */
+/* ---- JSON (streamed: a path over a long trace has millions of segments) ---- */
 
-static json_t *host_json(const struct crit_graph *g, size_t i)
+static void host_json(struct json_writer *w, const struct crit_graph *g, size_t i)
 {
 	const struct crit_host *h = &g->hosts[i];
-	json_t *o = json_object(), *sync = json_object();
 
-	json_object_set_new(o, "host", json_integer(i + 1));
-	json_object_set_new(o, "name", json_string(h->name));
-	json_object_set_new(o, "id", h->id[0] ? json_string(h->id) : json_null());
-	json_object_set_new(o, "start_ns", json_integer((json_int_t)h->t->hdr.start_ns));
-	json_object_set_new(
-		sync, "quality",
-		json_string(h->parent < 0 ? "reference" : crit_sync__quality_name(h->sync)));
-	json_object_set_new(sync, "parent",
-			    h->parent < 0 ? json_null() : json_integer(h->parent + 1));
-	json_object_set_new(sync, "packets", json_integer(h->exchanged));
-	json_object_set_new(sync, "offset_ns", json_integer(h->clock.offset));
-	json_object_set_new(sync, "drift_ppm", json_real(h->clock.drift * 1e6));
-	json_object_set_new(sync, "origin_ns", json_integer((json_int_t)h->clock.x0));
-	json_object_set_new(sync, "accuracy_ns", json_real(h->accuracy_ns));
-	json_object_set_new(o, "clock", sync);
-	return o;
+	json_writer__begin_object(w, true);
+	json_writer__kv_int(w, "host", i + 1);
+	json_writer__kv_string(w, "name", h->name);
+	json_writer__kv_string(w, "id", h->id[0] ? h->id : NULL);
+	json_writer__kv_uint(w, "start_ns", h->t->hdr.start_ns);
+	json_writer__key(w, "clock");
+	json_writer__begin_object(w, true);
+	json_writer__kv_string(w, "quality",
+			       h->parent < 0 ? "reference" : crit_sync__quality_name(h->sync));
+	if (h->parent < 0)
+		json_writer__kv_null(w, "parent");
+	else
+		json_writer__kv_int(w, "parent", h->parent + 1);
+	json_writer__kv_int(w, "packets", h->exchanged);
+	json_writer__kv_int(w, "offset_ns", h->clock.offset);
+	json_writer__kv_int(w, "drift_ppb", llround(h->clock.drift * 1e9));
+	json_writer__kv_uint(w, "origin_ns", h->clock.x0);
+	json_writer__kv_int(w, "accuracy_ns", llround(h->accuracy_ns));
+	json_writer__end_object(w);
+	json_writer__end_object(w);
 }
 
-static json_t *shares_json(const struct crit_graph *g, const struct share *v, size_t nr,
-			   bool threads)
+static void shares_json(struct json_writer *w, const struct crit_graph *g, const char *key,
+			const struct share *v, size_t nr, bool threads)
 {
-	json_t *a = json_array();
 	size_t i;
 
+	json_writer__key(w, key);
+	json_writer__begin_array(w, false);
 	for (i = 0; i < nr; i++) {
-		json_t *o = json_object();
-
-		json_object_set_new(o, "host", json_integer(v[i].host + 1));
+		json_writer__begin_object(w, true);
+		json_writer__kv_int(w, "host", v[i].host + 1);
 		if (threads) {
-			json_object_set_new(o, "tid", json_integer(v[i].tid));
-			json_object_set_new(o, "comm",
-					    json_string(thread_name(g, v[i].host, v[i].tid)));
+			json_writer__kv_int(w, "tid", v[i].tid);
+			json_writer__kv_string(w, "comm", thread_name(g, v[i].host, v[i].tid));
 		}
-		json_object_set_new(o, "ns", json_integer(v[i].ns));
-		json_array_append_new(a, o);
+		json_writer__kv_uint(w, "ns", v[i].ns);
+		json_writer__end_object(w);
 	}
-	return a;
+	json_writer__end_array(w);
 }
 
 static int print_json(const struct crit_graph *g, const struct crit_path *p, size_t host,
 		      uint32_t tid)
 {
-	json_t *doc = json_object(), *hosts = json_array(), *segs = json_array(), *sum, *st;
+	struct json_writer *w = json_writer__new(stdout);
 	struct summary s;
-	size_t i, events;
-	int err;
+	size_t i, events = 0;
+	char what[96];
 
-	json_object_set_new(doc, "version", json_integer(1));
-	json_object_set_new(doc, "host", json_integer(host + 1));
-	json_object_set_new(doc, "tid", json_integer(tid));
-	json_object_set_new(doc, "comm", json_string(thread_name(g, host, tid)));
-	json_object_set_new(doc, "start_ns", json_integer(p->start_ns));
-	json_object_set_new(doc, "end_ns", json_integer(p->end_ns));
-	json_object_set_new(doc, "hops", json_integer(p->hops));
-	for (i = 0, events = 0; i < g->nr; i++)
-		events += g->hosts[i].t->nr_ev;
-	json_object_set_new(doc, "events", json_integer(events));
+	if (!w)
+		return -ENOMEM;
+	json_writer__begin_object(w, false);
+	json_writer__kv_int(w, "version", 1);
+	json_writer__kv_int(w, "host", host + 1);
+	json_writer__kv_int(w, "tid", tid);
+	json_writer__kv_string(w, "comm", thread_name(g, host, tid));
+	json_writer__kv_int(w, "start_ns", p->start_ns);
+	json_writer__kv_int(w, "end_ns", p->end_ns);
+	json_writer__kv_int(w, "hops", p->hops);
 	for (i = 0; i < g->nr; i++)
-		json_array_append_new(hosts, host_json(g, i));
-	json_object_set_new(doc, "hosts", hosts);
+		events += g->hosts[i].t->nr_ev;
+	json_writer__kv_uint(w, "events", events);
+	json_writer__key(w, "hosts");
+	json_writer__begin_array(w, false);
+	for (i = 0; i < g->nr; i++)
+		host_json(w, g, i);
+	json_writer__end_array(w);
+	json_writer__key(w, "segments");
+	json_writer__begin_array(w, false);
 	for (i = 0; i < p->nr; i++) {
 		const struct crit_segment *seg = &p->segs[i];
-		json_t *o = json_object();
-		const char *wake = crit_wake__name(seg->wake);
 
-		json_object_set_new(o, "start_ns", json_integer(seg->start_ns));
-		json_object_set_new(o, "end_ns", json_integer(seg->end_ns));
-		json_object_set_new(o, "host", json_integer(seg->host + 1));
-		json_object_set_new(o, "tid", json_integer(seg->tid));
-		json_object_set_new(o, "pid", json_integer(seg->pid));
-		json_object_set_new(o, "comm", json_string(thread_name(g, seg->host, seg->tid)));
-		json_object_set_new(o, "state", json_string(crit_edge__name(seg->edge)));
-		json_object_set_new(o, "wake", wake ? json_string(wake) : json_null());
-		json_object_set_new(o, "what", seg->what[0] ? json_string(seg->what) : json_null());
-		if (seg->edge == CRIT_NETWORK && seg->wake == CRIT_WAKE_NETWORK) {
-			json_object_set_new(o, "from_host", json_integer(seg->from_host + 1));
-			json_object_set_new(o, "from_tid",
-					    seg->from_tid ? json_integer(seg->from_tid)
-							  : json_null());
+		json_writer__begin_object(w, true);
+		json_writer__kv_int(w, "start_ns", seg->start_ns);
+		json_writer__kv_int(w, "end_ns", seg->end_ns);
+		json_writer__kv_int(w, "host", seg->host + 1);
+		json_writer__kv_int(w, "tid", seg->tid);
+		json_writer__kv_int(w, "pid", seg->pid);
+		json_writer__kv_string(w, "comm", thread_name(g, seg->host, seg->tid));
+		json_writer__kv_string(w, "state", crit_edge__name(seg->edge));
+		json_writer__kv_string(w, "wake", crit_wake__name(seg->wake));
+		crit_segment__what(g, seg, what, sizeof(what));
+		json_writer__kv_string(w, "what", what[0] ? what : NULL);
+		if (seg->pkt) {
+			json_writer__kv_int(w, "from_host", seg->from_host + 1);
+			if (seg->from_tid)
+				json_writer__kv_int(w, "from_tid", seg->from_tid);
+			else
+				json_writer__kv_null(w, "from_tid");
 		}
-		json_array_append_new(segs, o);
+		json_writer__end_object(w);
 	}
-	json_object_set_new(doc, "segments", segs);
+	json_writer__end_array(w);
 	summarize(p, &s);
-	sum = json_object();
-	st = json_object();
+	json_writer__key(w, "summary");
+	json_writer__begin_object(w, false);
+	json_writer__key(w, "by_state");
+	json_writer__begin_object(w, true);
 	for (i = 0; i < CRIT_EDGES; i++)
 		if (s.by_edge[i])
-			json_object_set_new(st, crit_edge__name(i), json_integer(s.by_edge[i]));
-	json_object_set_new(sum, "by_state", st);
-	json_object_set_new(sum, "by_thread", shares_json(g, s.threads, s.nr_threads, true));
-	json_object_set_new(sum, "by_host", shares_json(g, s.hosts, s.nr_hosts, false));
-	json_object_set_new(doc, "summary", sum);
+			json_writer__kv_uint(w, crit_edge__name(i), s.by_edge[i]);
+	json_writer__end_object(w);
+	shares_json(w, g, "by_thread", s.threads, s.nr_threads, true);
+	shares_json(w, g, "by_host", s.hosts, s.nr_hosts, false);
+	json_writer__end_object(w);
+	json_writer__end_object(w);
 	summary__free(&s);
-	err = json_dumpf(doc, stdout, JSON_INDENT(1));
 	putchar('\n');
-	json_decref(doc);
-	return err ? -EIO : 0;
+	return json_writer__delete(w);
 }
 
-/* ---- Perfetto (Trace Event Format) ---- */
+/* ---- Perfetto (Trace Event Format), streamed as chrome_trace.c does ---- */
+
+static void chrome_emit(json_t *ev, bool *first, int *err)
+{
+	if (!*first)
+		fputs(",\n", stdout);
+	*first = false;
+	if (json_dumpf(ev, stdout, JSON_COMPACT))
+		*err = -EIO;
+	json_decref(ev);
+}
 
 static json_t *chrome_event(const char *ph, const char *name, json_int_t pid, json_int_t tid)
 {
@@ -288,45 +316,51 @@ static json_t *chrome_event(const char *ph, const char *name, json_int_t pid, js
 	return ev;
 }
 
-static void chrome_meta(json_t *evs, const char *what, json_int_t pid, json_int_t tid,
-			const char *name)
+static json_t *chrome_meta(const char *what, json_int_t pid, json_int_t tid, const char *name)
 {
 	json_t *ev = chrome_event("M", what, pid, tid), *args = json_object();
 
 	json_object_set_new(args, "name", json_string(name));
 	json_object_set_new(ev, "args", args);
-	json_array_append_new(evs, ev);
+	return ev;
 }
 
 /* The path as its own process (pid 0, one track), and each hop on the track of the thread
  * it ran on (process host * 10^7 + pid), with an arrow from each hop to the next. */
 static int print_chrome(const struct crit_graph *g, const struct crit_path *p)
 {
-	json_t *doc = json_object(), *evs = json_array();
 	double base = (double)p->start_ns;
+	bool first = true;
+	int err = 0;
 	size_t i;
-	int err;
 
-	chrome_meta(evs, "process_name", 0, 0, "critical path");
-	chrome_meta(evs, "thread_name", 0, 0, "critical path");
+	fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", stdout);
+	chrome_emit(chrome_meta("process_name", 0, 0, "critical path"), &first, &err);
+	chrome_emit(chrome_meta("thread_name", 0, 0, "critical path"), &first, &err);
 	for (i = 0; i < p->nr; i++) {
 		const struct crit_segment *seg = &p->segs[i];
 		json_int_t pid = (json_int_t)(seg->host + 1) * 10000000 + seg->pid;
 		double ts = (seg->start_ns - base) / 1e3, dur = (seg->end_ns - seg->start_ns) / 1e3;
+		bool hop =
+			i && (seg->host != p->segs[i - 1].host || seg->tid != p->segs[i - 1].tid);
+		char name[128], what[96];
 		json_t *ev, *args;
-		char name[128];
 		int k;
 
-		if (!i || seg->host != p->segs[i - 1].host || seg->tid != p->segs[i - 1].tid) {
+		if (!i || hop) {
 			char pname[160];
 
 			snprintf(pname, sizeof(pname), "%s pid %u", g->hosts[seg->host].name,
 				 seg->pid);
-			chrome_meta(evs, "process_name", pid, seg->tid, pname);
-			chrome_meta(evs, "thread_name", pid, seg->tid,
-				    thread_name(g, seg->host, seg->tid));
+			chrome_emit(chrome_meta("process_name", pid, seg->tid, pname), &first,
+				    &err);
+			chrome_emit(chrome_meta("thread_name", pid, seg->tid,
+						thread_name(g, seg->host, seg->tid)),
+				    &first, &err);
 		}
-		snprintf(name, sizeof(name), "%s %s", crit_edge__name(seg->edge), seg->what);
+		crit_segment__what(g, seg, what, sizeof(what));
+		snprintf(name, sizeof(name), "%s%s%s", crit_edge__name(seg->edge),
+			 what[0] ? " " : "", what);
 		for (k = 0; k < 2; k++) {
 			ev = chrome_event("X", name, k ? pid : 0, k ? seg->tid : 0);
 			json_object_set_new(ev, "ts", json_real(ts));
@@ -337,10 +371,10 @@ static int print_chrome(const struct crit_graph *g, const struct crit_path *p)
 			json_object_set_new(args, "tid", json_integer(seg->tid));
 			json_object_set_new(args, "host", json_string(g->hosts[seg->host].name));
 			json_object_set_new(ev, "args", args);
-			json_array_append_new(evs, ev);
+			chrome_emit(ev, &first, &err);
 		}
 		/* An arrow from the previous hop's thread to this one where the thread changes. */
-		if (i && (seg->host != p->segs[i - 1].host || seg->tid != p->segs[i - 1].tid)) {
+		if (hop) {
 			const struct crit_segment *prev = &p->segs[i - 1];
 			json_int_t ppid = (json_int_t)(prev->host + 1) * 10000000 + prev->pid;
 
@@ -348,21 +382,17 @@ static int print_chrome(const struct crit_graph *g, const struct crit_path *p)
 			json_object_set_new(ev, "id", json_integer(i));
 			json_object_set_new(ev, "cat", json_string("critical"));
 			json_object_set_new(ev, "ts", json_real(ts - 0.001));
-			json_array_append_new(evs, ev);
+			chrome_emit(ev, &first, &err);
 			ev = chrome_event("f", "hop", pid, seg->tid);
 			json_object_set_new(ev, "id", json_integer(i));
 			json_object_set_new(ev, "cat", json_string("critical"));
 			json_object_set_new(ev, "bp", json_string("e"));
 			json_object_set_new(ev, "ts", json_real(ts));
-			json_array_append_new(evs, ev);
+			chrome_emit(ev, &first, &err);
 		}
 	}
-	json_object_set_new(doc, "traceEvents", evs);
-	json_object_set_new(doc, "displayTimeUnit", json_string("ms"));
-	err = json_dumpf(doc, stdout, JSON_COMPACT);
-	putchar('\n');
-	json_decref(doc);
-	return err ? -EIO : 0;
+	fputs("\n]}\n", stdout);
+	return err;
 }
 
 /* ---- --syscall-span ---- */

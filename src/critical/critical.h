@@ -11,7 +11,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/timeline.h"
 #include "trace/u64map.h"
 
 struct trace;
@@ -103,12 +102,48 @@ void crit_sync__add(struct crit_sync *s, uint64_t x, uint64_t y, bool x_to_y);
 void crit_sync__solve(const struct crit_sync *s, struct crit_sync_result *r);
 void crit_sync__free(struct crit_sync *s);
 
+/* The horizontal edges: a thread's states, each until the next starts (or its end). */
+enum crit_state_kind {
+	CRIT_S_RUNNING,
+	CRIT_S_PREEMPTED, /* switched out runnable */
+	CRIT_S_BLOCKED,	  /* switched out asleep, until woken */
+	CRIT_S_WOKEN,	  /* woken, not running yet */
+};
+
+struct crit_state {
+	uint64_t start, end; /* local clock; end 0 while open */
+	uint32_t wait;	     /* CRIT_S_BLOCKED: its entry in the host's waits */
+	uint8_t kind;	     /* enum crit_state_kind */
+};
+
+/* What ended a blocked state: the vertical edge into it. */
+struct crit_wait {
+	uint64_t wake_ns;	    /* 0: no wake-up seen */
+	uint64_t func;		    /* timer callback */
+	uint32_t waker_tid, detail; /* detail: irq number, softirq vector */
+	int16_t cpu;		    /* of the wake-up, -1 when unknown */
+	uint8_t kind;		    /* enum wake_kind, or 255: none seen */
+	bool from_start;	    /* already blocked when the recording started */
+	char name[16];		    /* the waker's name, or the irq handler's */
+};
+
+struct crit_thread {
+	uint32_t tid, pid;
+	struct crit_state *st; /* in time order */
+	size_t nr, cap;
+	const struct rec *early; /* a wake-up seen before the switch-out it ends */
+};
+
 /* One host of the graph: one trace. */
 struct crit_host {
 	const struct trace *t;
 	char name[96]; /* for the user: the trace's host name, or its file */
 	char id[96];   /* the host identity the recorder wrote (host_id=), "" when none */
-	struct timeline tl;
+	struct crit_thread *threads;
+	size_t nr_threads, cap_threads;
+	struct u64map tidx; /* tid -> index in threads */
+	struct crit_wait *waits;
+	size_t nr_waits, cap_waits;
 	struct crit_pkt *pkts; /* by time */
 	size_t nr_pkts;
 	struct crit_clock clock; /* to the reference host's */
@@ -132,6 +167,8 @@ int crit_graph__build(struct crit_graph *g, struct trace **traces, size_t n, cha
 void crit_graph__free(struct crit_graph *g);
 int64_t crit_graph__to_ref(const struct crit_graph *g, size_t host, uint64_t local);
 uint64_t crit_graph__to_local(const struct crit_graph *g, size_t host, int64_t ref);
+/* The thread's states on host, NULL when it has none. */
+const struct crit_thread *crit_graph__thread(const struct crit_graph *g, size_t host, uint32_t tid);
 /* Whether tid has any state recorded on host; its first and last times (reference). */
 bool crit_graph__thread_span(const struct crit_graph *g, size_t host, uint32_t tid, int64_t *first,
 			     int64_t *last);
@@ -144,9 +181,16 @@ struct crit_segment {
 	uint8_t edge;	    /* enum crit_edge */
 	uint8_t wake;	    /* enum crit_wake: what ended the wait, for the waiting edges */
 	uint16_t from_host; /* NETWORK: the sender's host */
-	uint32_t from_tid;  /* NETWORK, waits on a thread not recorded: who */
-	char what[64]; /* what it waited for: "NET_RX", "virtio1-req.0", "10.0.0.1:80 -> ..." */
+	uint32_t from_tid;  /* NETWORK: the sending thread, 0 when a softirq sent it */
+	uint32_t wait;	    /* the host's wait it stands for, UINT32_MAX: none */
+	uint32_t pkt;	    /* NETWORK: the received packet (index + 1), 0: none */
+	uint16_t pkt_host;  /* ... in the packets of this host */
 };
+
+/* What a segment waited for, for the user: "hrtimer", "NET_RX", "irq 36 virtio1-req.0",
+ * "10.0.0.1:80 -> 10.0.0.2:5000", "" for the others. Returns buf. */
+const char *crit_segment__what(const struct crit_graph *g, const struct crit_segment *s, char *buf,
+			       size_t size);
 
 struct crit_path {
 	struct crit_segment *segs; /* in time order, contiguous from start to end */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/blocking.h"
 #include "critical/critical.h"
 #include "trace/trace.h"
 #include "util/util.h"
@@ -64,6 +65,147 @@ static uint64_t pkt_key(const struct rec_net *n)
 	h = fnv1a(&n->ack, 4, h);
 	h = fnv1a(&n->len, 2, h);
 	return fnv1a(&n->flags, 1, h);
+}
+
+/* ---- the threads' states, from the switches and wake-ups (one pass, in time order) ---- */
+
+static struct crit_thread *thread_of(struct crit_host *h, uint32_t tid, uint32_t pid)
+{
+	bool created;
+	uint64_t *slot = u64map__slot(&h->tidx, tid, &created);
+
+	if (created) {
+		xgrow((void **)&h->threads, &h->cap_threads, h->nr_threads + 1,
+		      sizeof(*h->threads));
+		*slot = h->nr_threads;
+		memset(&h->threads[h->nr_threads], 0, sizeof(*h->threads));
+		h->threads[h->nr_threads].tid = tid;
+		h->threads[h->nr_threads++].pid = pid;
+	}
+	return &h->threads[*slot];
+}
+
+static struct crit_state *open_state(const struct crit_thread *th)
+{
+	return th->nr && !th->st[th->nr - 1].end ? &th->st[th->nr - 1] : NULL;
+}
+
+static void close_state(struct crit_thread *th, uint64_t ts)
+{
+	struct crit_state *s = open_state(th);
+
+	if (s)
+		s->end = ts > s->start ? ts : s->start + 1;
+}
+
+static void push_state(struct crit_host *h, struct crit_thread *th, uint64_t ts,
+		       enum crit_state_kind kind)
+{
+	struct crit_state *s;
+
+	close_state(th, ts);
+	xgrow((void **)&th->st, &th->cap, th->nr + 1, sizeof(*th->st));
+	s = &th->st[th->nr++];
+	s->start = th->nr > 1 && th->st[th->nr - 2].end > ts ? th->st[th->nr - 2].end : ts;
+	s->end = 0;
+	s->kind = kind;
+	s->wait = UINT32_MAX;
+	if (kind == CRIT_S_BLOCKED) {
+		struct crit_wait *w;
+
+		xgrow((void **)&h->waits, &h->cap_waits, h->nr_waits + 1, sizeof(*h->waits));
+		w = &h->waits[h->nr_waits];
+		memset(w, 0, sizeof(*w));
+		w->kind = 255;
+		w->cpu = -1;
+		s->wait = h->nr_waits++;
+	}
+}
+
+/* A wake-up ends the blocked state: what woke it is kept, the thread waits for a CPU. */
+static void on_waking(struct crit_host *h, struct crit_thread *th, const struct rec *e)
+{
+	struct crit_wait *w = &h->waits[th->st[th->nr - 1].wait];
+
+	w->wake_ns = e->h.ts;
+	w->cpu = e->h.cpu;
+	w->kind = e->h.aux & 0xff;
+	w->waker_tid = e->wk.waker_tid;
+	w->detail = e->wk.detail;
+	if (w->kind == WAKE_TASK || w->kind == WAKE_HARDIRQ)
+		memcpy(w->name, e->wk.u.comm, sizeof(w->name));
+	else if (w->kind != WAKE_SOFTIRQ)
+		w->func = e->wk.u.func;
+	push_state(h, th, e->h.ts, CRIT_S_WOKEN);
+}
+
+static void host_states(struct crit_host *h)
+{
+	const struct trace *t = h->t;
+	struct crit_thread *th;
+	size_t i;
+
+	for (i = 0; i < t->nr_ev; i++) {
+		const struct rec *e = t->ev[i];
+		struct crit_state *s;
+
+		trace__done_before(t, i);
+		switch (e->h.type) {
+		case REC_SWITCH:
+			if ((e->sw.flags & SWITCH_PREV_TARGET) && e->h.tid) {
+				th = thread_of(h, e->h.tid, e->h.pid);
+				if (blocking__is_blocked_state(e->h.aux)) {
+					push_state(h, th, e->h.ts, CRIT_S_BLOCKED);
+					if (th->early)
+						on_waking(h, th, th->early);
+				} else if (e->h.aux) { /* exiting */
+					close_state(th, e->h.ts);
+				} else {
+					push_state(h, th, e->h.ts, CRIT_S_PREEMPTED);
+				}
+				th->early = NULL;
+			}
+			if ((e->sw.flags & SWITCH_NEXT_TARGET) && e->sw.next_tid) {
+				th = thread_of(h, e->sw.next_tid, e->sw.next_pid);
+				push_state(h, th, e->h.ts, CRIT_S_RUNNING);
+			}
+			break;
+		case REC_WAKING:
+			th = thread_of(h, e->h.tid, e->h.pid);
+			s = open_state(th);
+			if (s && s->kind == CRIT_S_BLOCKED)
+				on_waking(h, th, e);
+			else
+				th->early = e;
+			break;
+		case REC_WAKEUP:
+			th = thread_of(h, e->h.tid, e->h.pid);
+			th->early = NULL;
+			break;
+		case REC_STATE:
+			th = thread_of(h, e->h.tid, e->h.pid);
+			if (th->nr || (e->h.aux != 'S' && e->h.aux != 'D'))
+				break;
+			push_state(h, th, e->h.ts, CRIT_S_BLOCKED);
+			h->waits[th->st[0].wait].from_start = true;
+			break;
+		case REC_EXIT:
+			close_state(thread_of(h, e->h.tid, e->h.pid), e->h.ts);
+			break;
+		}
+	}
+	for (i = 0; i < h->nr_threads; i++)
+		close_state(&h->threads[i], t->end_ns);
+}
+
+const struct crit_thread *crit_graph__thread(const struct crit_graph *g, size_t host, uint32_t tid)
+{
+	const struct crit_host *h = &g->hosts[host];
+	uint64_t v;
+
+	if (!u64map__get(&h->tidx, tid, &v) || !h->threads[v].nr)
+		return NULL;
+	return &h->threads[v];
 }
 
 static void host_packets(struct crit_host *h)
@@ -347,7 +489,7 @@ int crit_graph__build(struct crit_graph *g, struct trace **traces, size_t n, cha
 			}
 		}
 		h->clock.x0 = t->first_ns;
-		timeline__build(t, NULL, &h->tl);
+		host_states(h);
 		host_packets(h);
 	}
 	match_packets(g);
@@ -370,8 +512,15 @@ void crit_graph__free(struct crit_graph *g)
 	size_t i;
 
 	for (i = 0; g->hosts && i < g->nr; i++) {
-		timeline__free(&g->hosts[i].tl);
-		free(g->hosts[i].pkts);
+		struct crit_host *h = &g->hosts[i];
+		size_t k;
+
+		for (k = 0; k < h->nr_threads; k++)
+			free(h->threads[k].st);
+		free(h->threads);
+		u64map__free(&h->tidx);
+		free(h->waits);
+		free(h->pkts);
 	}
 	free(g->hosts);
 	memset(g, 0, sizeof(*g));
@@ -380,27 +529,11 @@ void crit_graph__free(struct crit_graph *g)
 bool crit_graph__thread_span(const struct crit_graph *g, size_t host, uint32_t tid, int64_t *first,
 			     int64_t *last)
 {
-	const struct timeline *tl = &g->hosts[host].tl;
-	size_t lo = 0, hi = tl->nr, i;
-	bool any = false;
+	const struct crit_thread *th = crit_graph__thread(g, host, tid);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (tl->slices[mid].tid < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (i = lo; i < tl->nr && tl->slices[i].tid == tid; i++) {
-		int64_t s = crit_graph__to_ref(g, host, tl->slices[i].start_ns);
-		int64_t e = crit_graph__to_ref(g, host, tl->slices[i].end_ns);
-
-		if (!any || s < *first)
-			*first = s;
-		if (!any || e > *last)
-			*last = e;
-		any = true;
-	}
-	return any;
+	if (!th)
+		return false;
+	*first = crit_graph__to_ref(g, host, th->st[0].start);
+	*last = crit_graph__to_ref(g, host, th->st[th->nr - 1].end);
+	return true;
 }

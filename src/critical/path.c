@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/blocking.h"
 #include "critical/critical.h"
 #include "trace/trace.h"
 #include "util/util.h"
@@ -38,7 +39,7 @@ static void push(struct walker *w, size_t host, uint32_t tid, int64_t from, int6
 /* Appends a segment (they come latest first); one that continues the last is merged. */
 static struct crit_segment *emit(struct walker *w, size_t host, uint32_t tid, uint32_t pid,
 				 enum crit_edge edge, enum crit_wake wake, int64_t start,
-				 int64_t end, const char *what)
+				 int64_t end, uint32_t wait, uint32_t pkt)
 {
 	struct crit_path *p = w->p;
 	struct crit_segment *s;
@@ -48,7 +49,7 @@ static struct crit_segment *emit(struct walker *w, size_t host, uint32_t tid, ui
 	if (p->nr) {
 		s = &p->segs[p->nr - 1];
 		if (s->host == host && s->tid == tid && s->edge == edge && s->wake == wake &&
-		    s->start_ns == end && !strcmp(s->what, what ? what : "")) {
+		    s->start_ns == end && s->wait == wait && !pkt && !s->pkt) {
 			s->start_ns = start;
 			return s;
 		}
@@ -63,34 +64,26 @@ static struct crit_segment *emit(struct walker *w, size_t host, uint32_t tid, ui
 	s->pid = pid;
 	s->edge = edge;
 	s->wake = wake;
-	snprintf(s->what, sizeof(s->what), "%s", what ? what : "");
+	s->wait = wait;
+	s->pkt = pkt;
+	s->pkt_host = host;
 	return s;
 }
 
-/* The index of thread tid's last slice starting before ts, or -1. */
-static long slice_at(const struct timeline *tl, uint32_t tid, uint64_t ts)
+/* The index of the thread's last state starting before ts, or -1. */
+static long state_at(const struct crit_thread *th, uint64_t ts)
 {
-	size_t lo = 0, hi = tl->nr;
+	size_t lo = 0, hi = th->nr;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		const struct tl_slice *s = &tl->slices[mid];
 
-		if (s->tid < tid || (s->tid == tid && s->start_ns < ts))
+		if (th->st[mid].start < ts)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo || tl->slices[lo - 1].tid != tid)
-		return -1;
 	return (long)lo - 1;
-}
-
-static bool has_thread(const struct timeline *tl, uint32_t tid)
-{
-	long i = slice_at(tl, tid, UINT64_MAX);
-
-	return i >= 0;
 }
 
 /* Hard irq handlers by name: a disk's queues, a NIC's queues, else something else. */
@@ -111,24 +104,19 @@ static enum crit_edge hardirq_edge(const char *name)
 	return CRIT_INTERRUPTED;
 }
 
-/* What a wait that was not ended by a recorded thread is: the edge, the wake class, and
- * what to say about it. */
-static enum crit_edge wait_edge(const struct block_episode *ep, enum crit_wake *wake, char *what,
-				size_t size)
+/* What a wait that was not ended by a recorded thread is: the edge and the wake class. */
+static enum crit_edge wait_edge(const struct crit_wait *w, enum crit_wake *wake)
 {
 	char name[COMM_ESCAPED_SIZE];
 
-	what[0] = 0;
-	switch (ep->wake_kind) {
+	switch (w->kind) {
 	case WAKE_HRTIMER:
 	case WAKE_TIMER:
 		*wake = CRIT_WAKE_TIMER;
-		snprintf(what, size, "%s", ep->wake_kind == WAKE_HRTIMER ? "hrtimer" : "timer");
 		return CRIT_TIMER;
 	case WAKE_SOFTIRQ:
-		snprintf(what, size, "%s", blocking__softirq_name(ep->wake_detail));
 		*wake = CRIT_WAKE_DEVICE;
-		switch (ep->wake_detail) {
+		switch (w->detail) {
 		case 1: /* TIMER */
 		case 8: /* HRTIMER */
 			*wake = CRIT_WAKE_TIMER;
@@ -144,41 +132,16 @@ static enum crit_edge wait_edge(const struct block_episode *ep, enum crit_wake *
 			return CRIT_INTERRUPTED;
 		}
 	case WAKE_HARDIRQ:
-		blocking__waker_name(ep, name, sizeof(name));
-		snprintf(what, size, "irq %u %.48s", ep->wake_detail, name);
 		*wake = CRIT_WAKE_DEVICE;
+		name_escape(name, sizeof(name), w->name, strnlen(w->name, sizeof(w->name)));
 		return hardirq_edge(name);
 	case WAKE_TASK:
-		blocking__waker_name(ep, name, sizeof(name));
-		snprintf(what, size, "%.40s %u (not recorded)", name, ep->waker_tid);
 		*wake = CRIT_WAKE_TASK;
 		return CRIT_BLOCKED;
 	default:
 		*wake = CRIT_WAKE_UNKNOWN;
-		if (ep->from_start)
-			return CRIT_UNKNOWN;
-		snprintf(what, size, "no wake-up recorded");
-		return CRIT_BLOCKED;
+		return w->from_start ? CRIT_UNKNOWN : CRIT_BLOCKED;
 	}
-}
-
-/* The CPU the wake-up of ep ran on (the waking event), or -1. */
-static int waking_cpu(const struct trace *t, const struct block_episode *ep)
-{
-	size_t lo = 0, hi = t->nr_ev, i;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (t->ev[mid]->h.ts < ep->wake_ns)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (i = lo; i < t->nr_ev && t->ev[i]->h.ts == ep->wake_ns; i++)
-		if (t->ev[i]->h.type == REC_WAKING && t->ev[i]->h.tid == ep->tid)
-			return t->ev[i]->h.cpu;
-	return -1;
 }
 
 /* The received packet that a softirq on cpu handled last before ts (within its run: 2 ms
@@ -219,16 +182,18 @@ static void pkt_name(const struct crit_pkt *p, char *buf, size_t size)
 
 /* A wait ended by the network on host: follow the packet that woke it back to its sender,
  * across hosts, through the softirqs that answered a packet with another (a handshake);
- * the wire times are NETWORK segments of the waiting thread. Returns true when it pushed
- * the rest of the interval [from, end) onto a sender thread, or explained it. */
-static void network_wait(struct walker *w, size_t host, uint32_t tid, uint32_t pid,
-			 const struct block_episode *ep, int64_t from, int64_t end)
+ * the wire times are NETWORK segments of the waiting thread. The rest of the interval
+ * [from, end) goes to the sending thread when one sent it, else stays a network wait. */
+static void network_wait(struct walker *w, size_t host, uint32_t tid, uint32_t pid, uint32_t wait,
+			 int64_t from, int64_t end)
 {
 	const struct crit_graph *g = w->g;
-	int cpu = waking_cpu(g->hosts[host].t, ep);
+	const struct crit_wait *wt = &g->hosts[host].waits[wait];
+	int cpu = wt->cpu;
 	size_t h = host, hop;
-	uint64_t at = ep->wake_ns, ctx = 0;
-	char what[64];
+	uint64_t at = wt->wake_ns, ctx = 0;
+	enum crit_wake wake;
+	enum crit_edge e;
 
 	for (hop = 0; cpu >= 0 && hop < 32 && end > from; hop++) {
 		long i = rx_before(&g->hosts[h], cpu, at, ctx);
@@ -245,18 +210,19 @@ static void network_wait(struct walker *w, size_t host, uint32_t tid, uint32_t p
 			sent = from;
 		if (sent >= end)
 			break;
-		pkt_name(rx, what, sizeof(what));
-		s = emit(w, host, tid, pid, CRIT_NETWORK, CRIT_WAKE_NETWORK, sent, end, what);
+		s = emit(w, host, tid, pid, CRIT_NETWORK, CRIT_WAKE_NETWORK, sent, end, UINT32_MAX,
+			 i + 1);
 		if (s) {
 			s->from_host = rx->peer_host;
 			s->from_tid = tx->ctx ? 0 : tx->tid;
+			s->pkt_host = h; /* a handshake's hops were received by other hosts */
 		}
 		w->p->hops++;
 		end = sent;
 		h = rx->peer_host;
 		if (!tx->ctx) {
 			/* Sent by a task: its path explains the time before. */
-			if (has_thread(&g->hosts[h].tl, tx->tid)) {
+			if (crit_graph__thread(g, h, tx->tid)) {
 				push(w, h, tx->tid, from, end);
 				return;
 			}
@@ -267,78 +233,73 @@ static void network_wait(struct walker *w, size_t host, uint32_t tid, uint32_t p
 		at = tx->ts;
 		ctx = tx->ctx;
 	}
-	if (end > from) {
-		enum crit_wake wake;
-		enum crit_edge e = wait_edge(ep, &wake, what, sizeof(what));
-
-		emit(w, host, tid, pid, e, wake, from, end, what);
-	}
+	e = wait_edge(wt, &wake);
+	emit(w, host, tid, pid, e, wake, from, end, wait, 0);
 }
 
 static void walk(struct walker *w, const struct work *wk)
 {
 	const struct crit_graph *g = w->g;
 	const struct crit_host *host = &g->hosts[wk->host];
-	const struct timeline *tl = &host->tl;
+	const struct crit_thread *th = crit_graph__thread(g, wk->host, wk->tid);
 	int64_t cursor = wk->to;
-	long i = slice_at(tl, wk->tid, crit_graph__to_local(g, wk->host, wk->to));
-	uint32_t pid = i >= 0 ? tl->slices[i].pid : 0;
-	char what[64];
+	long i = th ? state_at(th, crit_graph__to_local(g, wk->host, wk->to)) : -1;
+	uint32_t pid = th ? th->pid : 0;
 
 	while (cursor > wk->from) {
-		const struct tl_slice *s;
+		const struct crit_state *s;
 		int64_t start, end;
 
 		if (++w->steps > 100000000ull)
 			return;
-		if (i < 0 || tl->slices[i].tid != wk->tid) {
+		if (i < 0) {
 			emit(w, wk->host, wk->tid, pid, CRIT_UNKNOWN, CRIT_WAKE_NONE, wk->from,
-			     cursor, "before the trace has the thread");
+			     cursor, UINT32_MAX, 0);
 			return;
 		}
-		s = &tl->slices[i];
-		start = crit_graph__to_ref(g, wk->host, s->start_ns);
-		end = crit_graph__to_ref(g, wk->host, s->end_ns);
+		s = &th->st[i];
+		start = crit_graph__to_ref(g, wk->host, s->start);
+		end = crit_graph__to_ref(g, wk->host, s->end);
 		if (end < cursor) { /* a gap between two states: not recorded */
 			int64_t st = end > wk->from ? end : wk->from;
 
 			emit(w, wk->host, wk->tid, pid, CRIT_UNKNOWN, CRIT_WAKE_NONE, st, cursor,
-			     "not recorded");
+			     UINT32_MAX, 0);
 			cursor = st;
 			continue;
 		}
 		if (start < wk->from)
 			start = wk->from;
 		switch (s->kind) {
-		case TL_RUNNING:
+		case CRIT_S_RUNNING:
 			emit(w, wk->host, wk->tid, pid, CRIT_RUNNING, CRIT_WAKE_NONE, start, cursor,
-			     NULL);
+			     UINT32_MAX, 0);
 			break;
-		case TL_PREEMPTED:
-		case TL_WOKEN:
+		case CRIT_S_PREEMPTED:
+		case CRIT_S_WOKEN:
 			emit(w, wk->host, wk->tid, pid, CRIT_PREEMPTED, CRIT_WAKE_NONE, start,
-			     cursor, NULL);
+			     cursor, UINT32_MAX, 0);
 			break;
-		case TL_BLOCKED: {
-			const struct block_episode *ep = &tl->blocks.eps[s->ep];
+		case CRIT_S_BLOCKED: {
+			const struct crit_wait *wt = &host->waits[s->wait];
 			enum crit_wake wake;
 			enum crit_edge e;
 
-			if (ep->wake_kind == WAKE_TASK && ep->waker_tid != wk->tid &&
-			    has_thread(tl, ep->waker_tid)) {
+			if (wt->kind == WAKE_TASK && wt->waker_tid != wk->tid &&
+			    crit_graph__thread(g, wk->host, wt->waker_tid)) {
 				/* This thread before the wait, after the waker's path over it. */
 				push(w, wk->host, wk->tid, wk->from, start);
-				push(w, wk->host, ep->waker_tid, start, cursor);
+				push(w, wk->host, wt->waker_tid, start, cursor);
 				w->p->hops++;
 				return;
 			}
-			e = wait_edge(ep, &wake, what, sizeof(what));
+			e = wait_edge(wt, &wake);
 			if (e == CRIT_NETWORK && host->nr_pkts) {
 				push(w, wk->host, wk->tid, wk->from, start);
-				network_wait(w, wk->host, wk->tid, pid, ep, start, cursor);
+				network_wait(w, wk->host, wk->tid, pid, s->wait, start, cursor);
 				return;
 			}
-			emit(w, wk->host, wk->tid, pid, e, wake, start, cursor, what);
+			emit(w, wk->host, wk->tid, pid, e, wake, start, cursor, s->wait, 0);
 			break;
 		}
 		}
@@ -379,4 +340,43 @@ void crit_path__free(struct crit_path *p)
 {
 	free(p->segs);
 	memset(p, 0, sizeof(*p));
+}
+
+const char *crit_segment__what(const struct crit_graph *g, const struct crit_segment *s, char *buf,
+			       size_t size)
+{
+	const struct crit_wait *w;
+	char name[COMM_ESCAPED_SIZE];
+
+	buf[0] = 0;
+	if (s->pkt) {
+		pkt_name(&g->hosts[s->pkt_host].pkts[s->pkt - 1], buf, size);
+		return buf;
+	}
+	if (s->wait == UINT32_MAX)
+		return buf;
+	w = &g->hosts[s->host].waits[s->wait];
+	name_escape(name, sizeof(name), w->name, strnlen(w->name, sizeof(w->name)));
+	switch (w->kind) {
+	case WAKE_HRTIMER:
+		snprintf(buf, size, "hrtimer");
+		break;
+	case WAKE_TIMER:
+		snprintf(buf, size, "timer");
+		break;
+	case WAKE_SOFTIRQ:
+		snprintf(buf, size, "%s", blocking__softirq_name(w->detail));
+		break;
+	case WAKE_HARDIRQ:
+		snprintf(buf, size, "irq %u %.48s", w->detail, name);
+		break;
+	case WAKE_TASK:
+		snprintf(buf, size, "%.40s %u (not recorded)", name, w->waker_tid);
+		break;
+	default:
+		if (!w->from_start)
+			snprintf(buf, size, "no wake-up recorded");
+		break;
+	}
+	return buf;
 }

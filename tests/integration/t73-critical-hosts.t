@@ -98,7 +98,7 @@ for h, sk in zip(hosts[1:], skews):
     for i in range(11):
         t = t0 + (t1 - t0) * i // 10
         local = t + off + int((t - start) * ppm / 1e6)
-        ref = local + c["offset_ns"] + c["drift_ppm"] / 1e6 * (local - c["origin_ns"])
+        ref = local + c["offset_ns"] + c["drift_ppb"] / 1e9 * (local - c["origin_ns"])
         worst = max(worst, abs(ref - t))
     check("host %d (skew %s): clock %s from %d packets with host %s, within %.1f us of the truth" %
           (h["host"], sk, c["quality"], c["packets"], c["parent"], worst / 1e3),
