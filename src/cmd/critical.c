@@ -3,7 +3,6 @@
  * (docs/critical.md) or a Perfetto timeline with the path as its own track. */
 #include <errno.h>
 #include <inttypes.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 
 #include "cmd/cmd.h"
 #include "critical/critical.h"
+#include "output/critical_chrome.h"
 #include "output/json_writer.h"
 #include "trace/report_cmdline.h"
 #include "trace/syscalls.h"
@@ -292,109 +292,6 @@ static int print_json(const struct crit_graph *g, const struct crit_path *p, siz
 	return json_writer__delete(w);
 }
 
-/* ---- Perfetto (Trace Event Format), streamed as chrome_trace.c does ---- */
-
-static void chrome_emit(json_t *ev, bool *first, int *err)
-{
-	if (!*first)
-		fputs(",\n", stdout);
-	*first = false;
-	if (json_dumpf(ev, stdout, JSON_COMPACT))
-		*err = -EIO;
-	json_decref(ev);
-}
-
-static json_t *chrome_event(const char *ph, const char *name, json_int_t pid, json_int_t tid)
-{
-	json_t *ev = json_object();
-
-	json_object_set_new(ev, "ph", json_string(ph));
-	if (name)
-		json_object_set_new(ev, "name", json_string(name));
-	json_object_set_new(ev, "pid", json_integer(pid));
-	json_object_set_new(ev, "tid", json_integer(tid));
-	return ev;
-}
-
-static json_t *chrome_meta(const char *what, json_int_t pid, json_int_t tid, const char *name)
-{
-	json_t *ev = chrome_event("M", what, pid, tid), *args = json_object();
-
-	json_object_set_new(args, "name", json_string(name));
-	json_object_set_new(ev, "args", args);
-	return ev;
-}
-
-/* The path as its own process (pid 0, one track), and each hop on the track of the thread
- * it ran on (process host * 10^7 + pid), with an arrow from each hop to the next. */
-static int print_chrome(const struct crit_graph *g, const struct crit_path *p)
-{
-	double base = (double)p->start_ns;
-	bool first = true;
-	int err = 0;
-	size_t i;
-
-	fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", stdout);
-	chrome_emit(chrome_meta("process_name", 0, 0, "critical path"), &first, &err);
-	chrome_emit(chrome_meta("thread_name", 0, 0, "critical path"), &first, &err);
-	for (i = 0; i < p->nr; i++) {
-		const struct crit_segment *seg = &p->segs[i];
-		json_int_t pid = (json_int_t)(seg->host + 1) * 10000000 + seg->pid;
-		double ts = (seg->start_ns - base) / 1e3, dur = (seg->end_ns - seg->start_ns) / 1e3;
-		bool hop =
-			i && (seg->host != p->segs[i - 1].host || seg->tid != p->segs[i - 1].tid);
-		char name[128], what[96];
-		json_t *ev, *args;
-		int k;
-
-		if (!i || hop) {
-			char pname[160];
-
-			snprintf(pname, sizeof(pname), "%s pid %u", g->hosts[seg->host].name,
-				 seg->pid);
-			chrome_emit(chrome_meta("process_name", pid, seg->tid, pname), &first,
-				    &err);
-			chrome_emit(chrome_meta("thread_name", pid, seg->tid,
-						thread_name(g, seg->host, seg->tid)),
-				    &first, &err);
-		}
-		crit_segment__what(g, seg, what, sizeof(what));
-		snprintf(name, sizeof(name), "%s%s%s", crit_edge__name(seg->edge),
-			 what[0] ? " " : "", what);
-		for (k = 0; k < 2; k++) {
-			ev = chrome_event("X", name, k ? pid : 0, k ? seg->tid : 0);
-			json_object_set_new(ev, "ts", json_real(ts));
-			json_object_set_new(ev, "dur", json_real(dur));
-			args = json_object();
-			json_object_set_new(args, "thread",
-					    json_string(thread_name(g, seg->host, seg->tid)));
-			json_object_set_new(args, "tid", json_integer(seg->tid));
-			json_object_set_new(args, "host", json_string(g->hosts[seg->host].name));
-			json_object_set_new(ev, "args", args);
-			chrome_emit(ev, &first, &err);
-		}
-		/* An arrow from the previous hop's thread to this one where the thread changes. */
-		if (hop) {
-			const struct crit_segment *prev = &p->segs[i - 1];
-			json_int_t ppid = (json_int_t)(prev->host + 1) * 10000000 + prev->pid;
-
-			ev = chrome_event("s", "hop", ppid, prev->tid);
-			json_object_set_new(ev, "id", json_integer(i));
-			json_object_set_new(ev, "cat", json_string("critical"));
-			json_object_set_new(ev, "ts", json_real(ts - 0.001));
-			chrome_emit(ev, &first, &err);
-			ev = chrome_event("f", "hop", pid, seg->tid);
-			json_object_set_new(ev, "id", json_integer(i));
-			json_object_set_new(ev, "cat", json_string("critical"));
-			json_object_set_new(ev, "bp", json_string("e"));
-			json_object_set_new(ev, "ts", json_real(ts));
-			chrome_emit(ev, &first, &err);
-		}
-	}
-	fputs("\n]}\n", stdout);
-	return err;
-}
-
 /* ---- --syscall-span ---- */
 
 static bool is_send(int nr)
@@ -579,7 +476,7 @@ int cmd_critical(int argc, char **argv)
 	if (!strcmp(o.format, "json"))
 		ret = print_json(&g, &p, host, o.tid) ? 1 : 0;
 	else if (!strcmp(o.format, "chrome"))
-		ret = print_chrome(&g, &p) ? 1 : 0;
+		ret = critical_chrome__write(stdout, &g, &p) ? 1 : 0;
 	else {
 		print_text(&g, &p, host, o.tid);
 		ret = 0;

@@ -206,4 +206,14 @@ int crit_graph__path(const struct crit_graph *g, size_t host, uint32_t tid, int6
 		     int64_t to, struct crit_path *p);
 void crit_path__free(struct crit_path *p);
 
+/* The path's time by thread and state, largest first: at most max into out; returns how
+ * many. For one-line summaries ('blocking --critical'). */
+struct crit_share {
+	uint16_t host;
+	uint8_t edge;
+	uint32_t tid;
+	uint64_t ns;
+};
+size_t crit_path__top(const struct crit_path *p, struct crit_share *out, size_t max);
+
 #endif

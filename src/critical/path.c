@@ -336,6 +336,41 @@ int crit_graph__path(const struct crit_graph *g, size_t host, uint32_t tid, int6
 	return 0;
 }
 
+static int cmp_share(const void *a, const void *b)
+{
+	const struct crit_share *x = a, *y = b;
+
+	return x->ns > y->ns ? -1 : x->ns < y->ns;
+}
+
+size_t crit_path__top(const struct crit_path *p, struct crit_share *out, size_t max)
+{
+	struct crit_share *all = NULL;
+	size_t nr = 0, cap = 0, i, k;
+
+	for (i = 0; i < p->nr; i++) {
+		const struct crit_segment *s = &p->segs[i];
+
+		for (k = 0; k < nr; k++)
+			if (all[k].host == s->host && all[k].tid == s->tid &&
+			    all[k].edge == s->edge)
+				break;
+		if (k == nr) {
+			xgrow((void **)&all, &cap, nr + 1, sizeof(*all));
+			all[nr++] = (struct crit_share){s->host, s->edge, s->tid, 0};
+		}
+		all[k].ns += s->end_ns - s->start_ns;
+	}
+	if (nr)
+		qsort(all, nr, sizeof(*all), cmp_share);
+	if (nr > max)
+		nr = max;
+	if (nr)
+		memcpy(out, all, nr * sizeof(*all));
+	free(all);
+	return nr;
+}
+
 void crit_path__free(struct crit_path *p)
 {
 	free(p->segs);

@@ -59,7 +59,7 @@ skews = [s.split(",") for s in sys.argv[5:]]  # web, db: "OFFSET_NS,PPM" or ""
 def lines(tier, word):
     return [[int(x) for x in l.split()[1:]] for l in open("%s/%s-%s.out" % (tmp, name, tier)) if l.startswith(word + " ")]
 db = lines("db", "pid")[0][0]
-reqs, works = lines("client", "request"), lines("db", "work")
+reqs, works, passes = lines("client", "request"), lines("db", "work"), lines("web", "pass")
 segs = d["segments"]
 def overlap(a0, a1, pred):
     return sum(max(0, min(a1, s["end_ns"]) - max(a0, s["start_ns"])) for s in segs if pred(s))
@@ -70,7 +70,7 @@ def check(what, cond):
     fails += not cond
 total = right = work = work_right = 0
 wire_ok = crossed = 0
-for (s, e), (w0, w1) in zip(reqs, works):
+for (s, e), (w0, w1), (p0, p1) in zip(reqs, works, passes):
     chain = lambda g: g["state"] in ("NETWORK", "RUNNING", "PREEMPTED")
     on_db = lambda g: g["host"] == 3 and g["tid"] == db and g["state"] in ("RUNNING", "PREEMPTED")
     got = overlap(w0, w1, on_db)
@@ -78,14 +78,16 @@ for (s, e), (w0, w1) in zip(reqs, works):
     total += e - s
     right += got + overlap(s, w0, chain) + overlap(w1, e, chain)
     wire = overlap(s, e, lambda g: g["state"] == "NETWORK" and "10.201.0." in (g["what"] or ""))
-    wire_ok += 2 * D - 1e6 <= wire <= 2 * D + 15e6
+    # At least the delay line's 2 x D; at most the request's time outside web (the delay
+    # line is a user-space forwarder: on a loaded machine it can take longer than D).
+    wire_ok += 2 * D - 1e6 <= wire <= (e - s) - (p1 - p0) + 1e6
     crossed += all(overlap(s, e, lambda g, h=h: g["host"] == h) > 0 for h in (1, 2, 3))
 print("# %d requests: %.1f %% of the client's waits right, db's work %.1f %% on db's thread" %
       (len(reqs), 100.0 * right / total, 100.0 * work_right / work))
 check("as many requests as db works (%d)" % len(reqs), len(reqs) == len(works) >= 10)
 check(">= 95 % of the client's waits on the right segments", right >= 0.95 * total)
 check(">= 95 % of db's work on db's thread (host 3)", work_right >= 0.95 * work)
-check("the delay line is NETWORK, 2 x %d ms per request (%d of %d)" % (D / 1e6, wire_ok, len(reqs)), wire_ok >= 0.9 * len(reqs))
+check("the delay line is NETWORK, 2 x %d ms or more, per request (%d of %d)" % (D / 1e6, wire_ok, len(reqs)), wire_ok == len(reqs))
 check("every request's path crosses the three hosts (%d of %d)" % (crossed, len(reqs)), crossed == len(reqs))
 hosts = d["hosts"]
 check("host 1 is the reference clock", hosts[0]["clock"]["quality"] == "reference")

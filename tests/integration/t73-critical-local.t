@@ -88,6 +88,24 @@ assert len([e for e in arrows if e["ph"] == "s"]) == len([e for e in arrows if e
 PY
 ok $? "the Perfetto timeline has the path as its own track, with arrows between hops"
 
+# timeline and blocking show the path when asked.
+"$SRVSCOPE" timeline --critical "$A" "$f" >"$TMP/tl.json"
+ok $? "timeline --critical"
+python3 - "$TMP/tl.json" "$A" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"]
+path = [e for e in ev if e["ph"] == "X" and e["pid"] == 0]
+threads = [e for e in ev if e["ph"] == "X" and e["pid"] != 0]
+assert threads, "the timeline's own tracks are there"
+assert any(e["name"].startswith("TIMER chainC") for e in path), "C's timer on the path track"
+PY
+ok $? "the timeline has a critical-path track beside the threads' tracks"
+text=$("$SRVSCOPE" blocking --tid "$A" --critical "$f")
+ok $? "blocking --critical"
+like "$text" "critical path: chainC [0-9]+ TIMER 5[0-9]\.[0-9]+ ms, chainC [0-9]+ RUNNING (19|2[0-9])\.[0-9]+ ms" \
+	"each of A's reads: C's timer, then C running"
+
 # Scenario 2: C's work is a disk wait.
 f2="$TMP/disk.trace"
 "$SRVSCOPE" record -o "$f2" -- "$FIXTURES/crit_chain" 4 fsync "$TMP/blockfile" >"$TMP/out2" 2>"$TMP/err2"

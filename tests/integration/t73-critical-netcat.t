@@ -26,7 +26,7 @@ while ! grep -q '^listening' "$TMP/server.out" 2>/dev/null && [ $i -lt 1000 ]; d
 	i=$((i + 1)); sleep 0.01
 done
 sleep 0.2 # the server sits in accept()
-in_a timeout 30 "$SRVSCOPE" record --net -o "$TMP/client.trace" -- "$FIXTURES/crit_tiers" \
+in_a timeout 30 "$SRVSCOPE" record --net --syscalls -o "$TMP/client.trace" -- "$FIXTURES/crit_tiers" \
 	client 10.203.0.2 7300 1 >"$TMP/client.out" 2>"$TMP/client.err" && wait $r
 ok $? "record the server and the client, each in its namespace"
 spid=$(awk '/^pid/ {print $2}' "$TMP/server.out")
@@ -69,4 +69,27 @@ PY
 ok $? "the accept wait is the network, 3 x ${D} ms, crossing to the client"
 text=$("$SRVSCOPE" critical --tid "$spid" "$TMP/server.trace" "$TMP/client.trace")
 like "$text" "NETWORK +10\.203\.0\.1:[0-9]+ -> 10\.203\.0\.2:7300" "the text names the client's packet"
+
+# --syscall-span: the client's request (recorded with --syscalls), from its write() to the
+# end of the read() of the answer, without giving times: the request's own 2 x D.
+cpid=$(awk '/^pid/ {print $2}' "$TMP/client.out")
+"$SRVSCOPE" critical --tid "$cpid" --syscall-span --format=json "$TMP/server.trace" \
+	"$TMP/client.trace" >"$TMP/span.json"
+ok $? "critical --syscall-span"
+python3 - "$TMP/span.json" "$TMP/client.out" $D <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+D = float(sys.argv[3]) * 1e6
+r0, r1 = [[int(x) for x in l.split()[1:]] for l in open(sys.argv[2]) if l.startswith("request ")][0]
+net = sum(s["end_ns"] - s["start_ns"] for s in d["segments"] if s["state"] == "NETWORK")
+print("# the span: %.3f ms from %.3f ms after the request's write; the client measured %.3f ms; NETWORK %.3f ms"
+      % ((d["end_ns"] - d["start_ns"]) / 1e6, (d["start_ns"] - r0) / 1e6, (r1 - r0) / 1e6, net / 1e6))
+assert d["host"] == 2
+assert abs(d["start_ns"] - r0) < 1e6 and abs(d["end_ns"] - r1) < 1e6, "not the request's span"
+assert 2 * D - 2e6 <= net <= d["end_ns"] - d["start_ns"]
+PY
+ok $? "the span is the client's request, and it waited on the network both ways"
+out=$("$SRVSCOPE" critical --tid "$spid" --syscall-span "$TMP/server.trace" "$TMP/client.trace" 2>&1)
+is "$?" 1 "--syscall-span on a trace without --syscalls fails"
+like "$out" "^srvscope: critical: thread $spid has no request .* record it with 'record --syscalls'" "and says what to do"
 done_testing
