@@ -1095,22 +1095,28 @@ const volatile __u32 net_ns = 0;
  * it. */
 static __always_inline int net_record(struct sk_buff *skb, void *ip, __u16 type)
 {
-	struct net_device *dev = BPF_CORE_READ(skb, dev);
-	__u32 ns = BPF_CORE_READ(dev, nd_net.net, ns.inum);
-	struct iphdr iph;
-	struct tcphdr th;
+	/* skb is a trusted BTF pointer here: its fields are plain loads, not helper calls. */
+	struct net_device *dev = skb->dev;
+	struct {
+		struct iphdr ip;
+		struct tcphdr tcp;
+	} h;
 	struct cpu_ctx *c;
+	__u32 ns, hl;
 	__u64 id, ts;
 	__u16 tot;
 	struct rec *r;
 
+	if (!dev || skb->protocol != ETH_P_IP_BE)
+		return 0;
+	ns = dev->nd_net.net->ns.inum;
 	if (net_ns && ns != net_ns)
 		return 0;
-	if (BPF_CORE_READ(skb, protocol) != ETH_P_IP_BE)
+	/* One read for the common 20-byte IP header, a second one only with options. */
+	if (bpf_probe_read_kernel(&h, sizeof(h), ip) || h.ip.version != 4 || h.ip.protocol != 6)
 		return 0;
-	if (bpf_probe_read_kernel(&iph, sizeof(iph), ip) || iph.version != 4 || iph.protocol != 6)
-		return 0;
-	if (bpf_probe_read_kernel(&th, sizeof(th), ip + iph.ihl * 4))
+	hl = h.ip.ihl * 4;
+	if (hl != sizeof(h.ip) && bpf_probe_read_kernel(&h.tcp, sizeof(h.tcp), ip + hl))
 		return 0;
 	c = ctx_get();
 	if (!c)
@@ -1120,16 +1126,16 @@ static __always_inline int net_record(struct sk_buff *skb, void *ip, __u16 type)
 	r = rec_reserve(ts, type, (__u32)id, id >> 32);
 	if (!r)
 		return 0;
-	r->h.aux = BPF_CORE_READ(dev, ifindex);
-	r->net.saddr = iph.saddr;
-	r->net.daddr = iph.daddr;
-	r->net.sport = th.source;
-	r->net.dport = th.dest;
-	r->net.seq = th.seq;
-	r->net.ack = th.ack_seq;
-	tot = __builtin_bswap16(iph.tot_len);
-	r->net.len = tot > iph.ihl * 4 + th.doff * 4 ? tot - iph.ihl * 4 - th.doff * 4 : 0;
-	r->net.flags = ((__u8 *)&th)[13];
+	r->h.aux = dev->ifindex;
+	r->net.saddr = h.ip.saddr;
+	r->net.daddr = h.ip.daddr;
+	r->net.sport = h.tcp.source;
+	r->net.dport = h.tcp.dest;
+	r->net.seq = h.tcp.seq;
+	r->net.ack = h.tcp.ack_seq;
+	tot = __builtin_bswap16(h.ip.tot_len);
+	r->net.len = tot > hl + h.tcp.doff * 4 ? tot - hl - h.tcp.doff * 4 : 0;
+	r->net.flags = ((__u8 *)&h.tcp)[13];
 	r->net.pad = 0;
 	r->net.netns = ns;
 	r->net.softirq = c->softirq_seq;
@@ -1141,13 +1147,12 @@ SEC("tp_btf/net_dev_queue")
 int BPF_PROG(net_tx, struct sk_buff *skb)
 {
 	/* On the way out the network header offset is set; data may point at a link header. */
-	return net_record(skb, BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, network_header),
-			  REC_NET_TX);
+	return net_record(skb, skb->head + skb->network_header, REC_NET_TX);
 }
 
 SEC("tp_btf/netif_receive_skb")
 int BPF_PROG(net_rx, struct sk_buff *skb)
 {
 	/* On the way in the link header is pulled already: data is the IP header. */
-	return net_record(skb, BPF_CORE_READ(skb, data), REC_NET_RX);
+	return net_record(skb, skb->data, REC_NET_RX);
 }

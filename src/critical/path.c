@@ -5,6 +5,7 @@
  * walk keeps an explicit stack of the intervals still to explain, so a long chain of
  * wake-ups costs memory, not the C stack. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,9 +145,10 @@ static enum crit_edge wait_edge(const struct crit_wait *w, enum crit_wake *wake)
 	}
 }
 
-/* The received packet that a softirq on cpu handled last before ts (within its run: 2 ms
- * at most), matched to its send; index or -1. With ctx, only packets of that softirq run. */
-static long rx_before(const struct crit_host *h, int cpu, uint64_t ts, uint64_t ctx)
+/* A received packet that a softirq on cpu handled before ts (2 ms at most before it: one
+ * softirq run), matched to its send: the latest one before index 'before'; -1 when none.
+ * With ctx, only packets of that softirq run. */
+static long rx_before(const struct crit_host *h, int cpu, uint64_t ts, uint64_t ctx, long before)
 {
 	size_t lo = 0, hi = h->nr_pkts;
 	long i;
@@ -159,6 +161,8 @@ static long rx_before(const struct crit_host *h, int cpu, uint64_t ts, uint64_t 
 		else
 			hi = mid;
 	}
+	if ((long)lo > before)
+		lo = before;
 	for (i = (long)lo - 1; i >= 0 && ts - h->pkts[i].ts < 2000000; i--) {
 		const struct crit_pkt *p = &h->pkts[i];
 
@@ -169,6 +173,52 @@ static long rx_before(const struct crit_host *h, int cpu, uint64_t ts, uint64_t 
 		return i;
 	}
 	return -1;
+}
+
+/* How far back (reference clock) the chain of packets that ends with received packet i of
+ * host h explains a wait begun at from: from itself when it reaches a recorded sending
+ * thread (whose path explains the rest), else the send time of the last packet matched. */
+static int64_t chain_reach(const struct crit_graph *g, size_t h, long i, int64_t from)
+{
+	int64_t sent = from;
+	int hop;
+
+	for (hop = 0; hop < 32 && i >= 0; hop++) {
+		const struct crit_pkt *rx = &g->hosts[h].pkts[i];
+		const struct crit_pkt *tx = &g->hosts[rx->peer_host].pkts[rx->peer - 1];
+
+		sent = crit_graph__to_ref(g, rx->peer_host, tx->ts);
+		if (sent <= from)
+			return from;
+		h = rx->peer_host;
+		if (!tx->ctx)
+			return crit_graph__thread(g, h, tx->tid) ? from : sent;
+		i = rx_before(&g->hosts[h], tx->cpu, tx->ts, tx->ctx, LONG_MAX);
+	}
+	return sent;
+}
+
+/* Of the packets a softirq run handled before waking the thread, the one whose chain
+ * explains most of the wait (the latest of those that explain it all): where several
+ * paths explain a wait, the longest explained one, not merely the last. */
+static long pick_rx(const struct crit_graph *g, size_t h, int cpu, uint64_t ts, uint64_t ctx,
+		    int64_t from)
+{
+	int64_t best_reach = INT64_MAX;
+	long i, best = -1;
+
+	for (i = rx_before(&g->hosts[h], cpu, ts, ctx, LONG_MAX); i >= 0;
+	     i = rx_before(&g->hosts[h], cpu, ts, ctx, i)) {
+		int64_t r = chain_reach(g, h, i, from);
+
+		if (r < best_reach) {
+			best = i;
+			best_reach = r;
+		}
+		if (r <= from)
+			break;
+	}
+	return best;
 }
 
 static void pkt_name(const struct crit_pkt *p, char *buf, size_t size)
@@ -196,7 +246,7 @@ static void network_wait(struct walker *w, size_t host, uint32_t tid, uint32_t p
 	enum crit_edge e;
 
 	for (hop = 0; cpu >= 0 && hop < 32 && end > from; hop++) {
-		long i = rx_before(&g->hosts[h], cpu, at, ctx);
+		long i = pick_rx(g, h, cpu, at, ctx, from);
 		const struct crit_pkt *rx, *tx;
 		struct crit_segment *s;
 		int64_t sent;

@@ -77,6 +77,81 @@ static void path_test(void)
 	trace__close(t);
 }
 
+static void net(struct tb *b, uint64_t ts, bool tx, uint32_t tid, uint16_t cpu, uint64_t softirq,
+		uint32_t seq, uint16_t sport, uint16_t dport)
+{
+	struct rec r;
+
+	tb_rec(b, ts, tx ? REC_NET_TX : REC_NET_RX, tid, tid, 1, &r);
+	r.h.cpu = cpu;
+	r.net.saddr = sport == 80 ? 0x0200000a : 0x0100000a;
+	r.net.daddr = sport == 80 ? 0x0100000a : 0x0200000a;
+	r.net.sport = sport;
+	r.net.dport = dport;
+	r.net.seq = seq;
+	r.net.flags = 0x18;
+	r.net.len = 8;
+	r.net.softirq = softirq;
+	trace_writer__add_event(b->w, &r);
+}
+
+/* Two packets handled by the softirq run that woke server S: the last one came from the
+ * client's softirq (a chain that ends there), the one before from client thread C. The
+ * path takes the one that explains the wait: C's send, then C's work. */
+static void longest_explained_test(void)
+{
+	enum { S = 20, CL = 30 };
+	struct trace *t[2];
+	struct crit_graph g;
+	struct crit_path p;
+	char err[256] = "", what[96];
+	struct tb x, y;
+	bool right;
+
+	tb_open(&x); /* the client */
+	trace_writer__section(x.w, SEC_INFO, "host_id=x\n", 10);
+	trace_writer__add_name(x.w, CL, CL, "client");
+	tb_switch(&x, 50, 0, 0, 0, CL, CL, -1, -1, 0, 0);
+	net(&x, 500, true, CL, 0, 0, 1, 5000, 80); /* P1, sent by C */
+	tb_switch(&x, 600, CL, CL, 1, 0, 0, 0, 3, 0, 0);
+	net(&x, 900, true, 0, 1, 9, 2, 5000, 80);   /* P2, sent from a softirq */
+	net(&x, 1150, false, 0, 0, 4, 3, 80, 5000); /* the answer */
+	t[0] = tb_read(&x, 2000);
+	tb_open(&y); /* the server */
+	trace_writer__section(y.w, SEC_INFO, "host_id=y\n", 10);
+	trace_writer__add_name(y.w, S, S, "server");
+	tb_switch(&y, 60, 0, 0, 0, S, S, -1, -1, 0, 0);
+	tb_switch(&y, 100, S, S, 1, 0, 0, 43, 3, 0, 0); /* accept */
+	net(&y, 990, false, 0, 0, 7, 1, 5000, 80);
+	net(&y, 995, false, 0, 0, 7, 2, 5000, 80);
+	tb_waking_irq(&y, 1000, S, S, WAKE_SOFTIRQ, 3, 0, 0);
+	tb_switch(&y, 1010, 0, 0, 0, S, S, -1, -1, 0, 0);
+	net(&y, 1100, true, S, 0, 0, 3, 80, 5000);
+	t[1] = tb_read(&y, 2000);
+	if (!ok(t[0] && t[1], "two traces read back"))
+		return;
+	ok(!crit_graph__build(&g, t, 2, err, sizeof(err)), "graph over two hosts: %s", err);
+	ok(g.hosts[1].sync == CRIT_SYNC_APPROXIMATE || g.hosts[1].sync == CRIT_SYNC_ACCURATE,
+	   "their clocks synchronised (%s)", crit_sync__quality_name(g.hosts[1].sync));
+	/* The server's wait, switch-out to wake-up, on the client's clock (the reference). */
+	ok(!crit_graph__path(&g, 1, S, crit_graph__to_ref(&g, 1, 100),
+			     crit_graph__to_ref(&g, 1, 1000), &p),
+	   "path of the server's wait");
+	right = p.nr == 2 && p.segs[0].host == 0 && p.segs[0].tid == CL &&
+		p.segs[0].edge == CRIT_RUNNING && p.segs[1].host == 1 && p.segs[1].tid == S &&
+		p.segs[1].edge == CRIT_NETWORK && p.segs[1].from_host == 0 &&
+		p.segs[1].from_tid == CL && llabs(p.segs[1].start_ns - 500) < 100;
+	ok(right, "C running, then the network from C's send: the chain that explains it all");
+	for (size_t i = 0; !right && i < p.nr; i++)
+		printf("# host %u %u %s %" PRId64 "-%" PRId64 " %s\n", p.segs[i].host,
+		       p.segs[i].tid, crit_edge__name(p.segs[i].edge), p.segs[i].start_ns,
+		       p.segs[i].end_ns, crit_segment__what(&g, &p.segs[i], what, sizeof(what)));
+	crit_path__free(&p);
+	crit_graph__free(&g);
+	trace__close(t[0]);
+	trace__close(t[1]);
+}
+
 /* Packets between X (the true clock) and Y, whose clock is offset and drifts; one-way
  * delays of delay_ns plus up to jitter_ns. */
 static double y_of(double x, double offset, double ppm)
@@ -150,6 +225,7 @@ static void sync_test(void)
 int main(void)
 {
 	path_test();
+	longest_explained_test();
 	sync_test();
 	return done_testing();
 }
