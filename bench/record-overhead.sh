@@ -43,8 +43,9 @@ wait_for() {
 start_recorder() { # MODE
 	case $1 in
 	none) REC="" ;;
-	srvscope | srvscope-net) # srvscope-net: with the packets 'critical' needs (--net)
-		"$SRVSCOPE" record -p "$MC" $([ "$1" = srvscope-net ] && echo --net) \
+	srvscope | srvscope-net) # srvscope-net: with the packets 'critical' needs; =all: on
+		# loopback too (memcslap talks to memcached over it; --net alone would record none)
+		"$SRVSCOPE" record -p "$MC" $([ "$1" = srvscope-net ] && echo --net=all) \
 			--force -o "$OUT/srvscope.trace" --progress 2>"$OUT/srvscope.err" &
 		REC=$!
 		wait_for "$OUT/srvscope.err" "recording" || echo "# srvscope record did not start" >&2
@@ -105,7 +106,7 @@ awk -v b="$base" -v s="$med_srvscope" -v t="$med_perf_trace" -v p="$med_perf_sch
 	printf "\nsrvscope record cost: %.1f %% (goal <= 3 %%); perf trace: %.1f %%, perf sched record: %.1f %%\n",
 		100 * cs, 100 * ct, 100 * cp }'
 awk -v b="$base" -v s="$med_srvscope_net" 'BEGIN {
-	printf "srvscope record --net cost: %.1f %% (goal <= 3 %%)\n", 100 * (1 - s / b) }'
+	printf "srvscope record --net=all cost: %.1f %% (goal <= 3 %%)\n", 100 * (1 - s / b) }'
 echo "srvscope record, last round: $(tail -1 "$OUT/srvscope.summary" 2>/dev/null | sed 's/^srvscope: //')"
 
 # Throughput on a shared machine is noisy: also count the CPU time recording takes, in one

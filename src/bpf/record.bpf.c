@@ -1086,6 +1086,9 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 /* The network namespace (inode number) whose devices are recorded: the recorder's own, so
  * that a host is a namespace; 0: every one. */
 const volatile __u32 net_ns = 0;
+/* --net=all: loopback too. By default its segments are left out: they never cross hosts,
+ * and a loopback-heavy server makes as many of them as scheduler events. */
+const volatile bool net_loopback = false;
 
 #define ETH_P_IP_BE 0x0008 /* htons(ETH_P_IP) */
 
@@ -1108,6 +1111,8 @@ static __always_inline int net_record(struct sk_buff *skb, void *ip, __u16 type)
 	struct rec *r;
 
 	if (!dev || skb->protocol != ETH_P_IP_BE)
+		return 0;
+	if (!net_loopback && (dev->flags & IFF_LOOPBACK))
 		return 0;
 	ns = dev->nd_net.net->ns.inum;
 	if (net_ns && ns != net_ns)

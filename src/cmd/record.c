@@ -56,9 +56,11 @@ static const char usage_text[] =
 	"                         for MS ms (default 100; 0: take every stack afresh); a\n"
 	"                         user stack is reused only while the stack words its\n"
 	"                         unwind read are unchanged\n"
-	"      --net              also record TCP segments sent and received by this\n"
+	"      --net[=all]        also record TCP segments sent and received by this\n"
 	"                         network namespace's devices (addresses, ports, seq, ack,\n"
-	"                         flags), for 'srvscope critical' across hosts\n"
+	"                         flags), for 'srvscope critical' across hosts; =all: the\n"
+	"                         loopback device's too (left out by default: they never\n"
+	"                         cross hosts, and cost as much as scheduler events)\n"
 	"      --progress, --no-progress\n"
 	"                         the live status line (default: when stderr is a terminal)\n"
 	"  -v, --verbose          libbpf's messages (verifier log on load errors)\n";
@@ -210,7 +212,7 @@ int cmd_record(int argc, char **argv)
 		{"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
-		{"net", no_argument, NULL, OPT_NET},
+		{"net", optional_argument, NULL, OPT_NET},
 		{"clock-skew", required_argument, NULL, OPT_CLOCK_SKEW}, /* tests only */
 		{0}};
 	struct record_opts o = {
@@ -296,7 +298,13 @@ int cmd_record(int argc, char **argv)
 			o.verbose = true;
 			break;
 		case OPT_NET:
+			if (optarg && strcmp(optarg, "all"))
+				return usage_error("record",
+						   "invalid value '%s' for --net: expected "
+						   "--net or --net=all",
+						   optarg);
 			o.net = true;
+			o.net_loopback = optarg != NULL;
 			break;
 		case OPT_CLOCK_SKEW:
 			if (parse_skew(optarg, &o))

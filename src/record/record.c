@@ -858,6 +858,7 @@ static int load(struct recorder *r)
 		bpf_program__set_autoload(r->skel->progs.on_cpu_sample, false);
 	/* --net: TCP segments of this namespace's devices only (a host, for 'critical'). */
 	r->skel->rodata->net_ns = own_netns();
+	r->skel->rodata->net_loopback = o->net_loopback;
 	if (!o->net) {
 		bpf_program__set_autoload(r->skel->progs.net_tx, false);
 		bpf_program__set_autoload(r->skel->progs.net_rx, false);

@@ -34,6 +34,7 @@ struct record_opts {
 	bool verbose;		 /* libbpf's messages */
 	const char *cmdline;	 /* what was run, saved in the file */
 	bool net;		 /* --net: TCP segments of this network namespace's devices */
+	bool net_loopback;	 /* --net=all: the loopback device's too */
 	int64_t skew_ns;	 /* --clock-skew (tests): timestamps shifted by this... */
 	double skew_ppm;	 /* ...and stretched by this from the start */
 };
