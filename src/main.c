@@ -22,6 +22,7 @@ static const struct command commands[] = {
 	{"timeline", cmd_timeline,
 	 "each thread's running, runnable and blocked time, for Perfetto"},
 	{"load", cmd_load, "open-loop load on a memcached, redis or HTTP server, with latencies"},
+	{"critical", cmd_critical, "the critical path of a thread, across threads and hosts"},
 };
 
 static void usage(FILE *f)

@@ -33,6 +33,10 @@ struct record_opts {
 	int progress;		 /* -1: on a terminal only, 0: never, 1: always */
 	bool verbose;		 /* libbpf's messages */
 	const char *cmdline;	 /* what was run, saved in the file */
+	bool net;		 /* --net: TCP segments of this network namespace's devices */
+	bool net_loopback;	 /* --net=all: the loopback device's too */
+	int64_t skew_ns;	 /* --clock-skew (tests): timestamps shifted by this... */
+	double skew_ppm;	 /* ...and stretched by this from the start */
 };
 
 /* Records until the duration elapses, SIGINT/SIGTERM/SIGHUP arrives, the launched command
