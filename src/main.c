@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{"flame", cmd_flame, "off-CPU, wake-up and on-CPU flame graphs from a trace file"},
 	{"timeline", cmd_timeline,
 	 "each thread's running, runnable and blocked time, for Perfetto"},
+	{"report", cmd_report, "one self-contained HTML report (flame graphs, tables) of traces"},
 };
 
 static void usage(FILE *f)
