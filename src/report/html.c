@@ -92,8 +92,10 @@ static int traces_json(char *const *paths, size_t n, const struct report_opts *o
 		err = error("cannot build the report: out of memory");
 	if (fclose(m) && !err)
 		err = error("cannot build the report: out of memory");
-	if (err)
+	if (err) {
 		free(*buf);
+		*buf = NULL;
+	}
 	return err;
 }
 
