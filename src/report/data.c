@@ -25,14 +25,17 @@
 
 enum { TB_RUN, TB_WAIT, TB_BLOCK, TB_KINDS };
 
+#define WAKE_SLOTS 6 /* enum wake_kind, then WAKE_UNKNOWN */
+
 struct row {
 	uint32_t tid, pid;
-	const struct sched_task *sched;	 /* NULL: no scheduling figures */
-	const struct block_episode *eps; /* its episodes (consecutive in the timeline's) */
-	size_t nr_eps;
-	uint64_t blocked_ns, max_blocked_ns;
-	uint64_t busy; /* runtime + blocked: the busiest rows are kept */
-	uint16_t *tl;  /* TB_KINDS * buckets, per mille of each bucket */
+	const struct sched_task *sched; /* NULL: no scheduling figures */
+	struct block_stats blocked;
+	struct block_group *groups; /* by syscall */
+	size_t nr_groups, cap_groups;
+	uint64_t wake_ns[WAKE_SLOTS]; /* blocked time by what ended it */
+	uint64_t busy;		      /* runtime + blocked: the busiest rows are kept */
+	uint64_t *acc;		      /* TB_KINDS * buckets: ns in each */
 };
 
 struct data {
@@ -41,7 +44,7 @@ struct data {
 	struct json_writer *w;
 	struct trace_symbols *syms;
 	struct sched_report sched;
-	struct timeline tl;
+	struct block_report blocks; /* unsorted */
 	struct row *rows;
 	size_t nr_rows, cap_rows;
 	struct u64map idx; /* tid -> index in rows */
@@ -72,10 +75,32 @@ static struct row *row_of(struct data *d, uint32_t tid, uint32_t pid)
 	return &d->rows[*slot];
 }
 
+static unsigned int wake_slot(uint8_t kind)
+{
+	return kind < WAKE_SLOTS - 1 ? kind : WAKE_SLOTS - 1;
+}
+
+static void row_add_episode(struct row *r, const struct block_episode *ep)
+{
+	uint64_t ns = ep->end_ns - ep->start_ns;
+	size_t i;
+
+	block_stats__add(&r->blocked, ns);
+	r->wake_ns[wake_slot(ep->wake_kind)] += ns;
+	/* A thread blocks in a few syscalls: a short list, looked through. */
+	for (i = 0; i < r->nr_groups && r->groups[i].key != ep->syscall; i++)
+		;
+	if (i == r->nr_groups) {
+		xgrow((void **)&r->groups, &r->cap_groups, i + 1, sizeof(*r->groups));
+		r->groups[r->nr_groups++] = (struct block_group){.key = ep->syscall};
+	}
+	block_stats__add(&r->groups[i].st, ns);
+}
+
 static void build_rows(struct data *d)
 {
-	const struct block_report *br = &d->tl.blocks;
-	size_t i, j;
+	const struct block_report *br = &d->blocks;
+	size_t i;
 	struct row *r;
 
 	for (i = 0; i < d->sched.nr; i++) {
@@ -83,20 +108,10 @@ static void build_rows(struct data *d)
 		r->sched = &d->sched.tasks[i];
 		r->busy += r->sched->runtime_ns;
 	}
-	/* The episodes are sorted by pid, tid and start: a thread's are consecutive. */
-	for (i = 0; i < br->nr; i = j) {
-		r = row_of(d, br->eps[i].tid, br->eps[i].pid);
-		r->eps = &br->eps[i];
-		for (j = i; j < br->nr && br->eps[j].tid == br->eps[i].tid; j++) {
-			uint64_t ns = br->eps[j].end_ns - br->eps[j].start_ns;
-
-			r->blocked_ns += ns;
-			if (ns > r->max_blocked_ns)
-				r->max_blocked_ns = ns;
-		}
-		r->nr_eps = j - i;
-		r->busy += r->blocked_ns;
-	}
+	for (i = 0; i < br->nr; i++)
+		row_add_episode(row_of(d, br->eps[i].tid, br->eps[i].pid), &br->eps[i]);
+	for (i = 0; i < d->nr_rows; i++)
+		d->rows[i].busy += d->rows[i].blocked.sum_ns;
 }
 
 /* Spreads [start, end) over the row's time buckets. */
@@ -117,36 +132,30 @@ static void bucket_add(const struct data *d, uint64_t *acc, uint64_t start, uint
 	}
 }
 
+static void slice_add(void *ctx, const struct tl_slice *s)
+{
+	struct data *d = ctx;
+	struct row *r = row_of(d, s->tid, s->pid);
+	unsigned int n = d->o->buckets;
+	unsigned int k = s->kind == TL_RUNNING	 ? TB_RUN
+			 : s->kind == TL_BLOCKED ? TB_BLOCK
+						 : TB_WAIT;
+
+	if (!r->acc)
+		r->acc = xcalloc((size_t)TB_KINDS * n, sizeof(*r->acc));
+	bucket_add(d, r->acc + (size_t)k * n, s->start_ns, s->end_ns);
+}
+
+/* Each thread's running, runnable and blocked time in buckets, from the timeline's slices
+ * as they are found: none is kept. */
 static void build_timeline(struct data *d)
 {
-	unsigned int n = d->o->buckets, k;
-	uint64_t *acc = xcalloc((size_t)TB_KINDS * n, sizeof(*acc));
-	size_t i, j;
-	struct row *r;
+	unsigned int n = d->o->buckets;
 
 	d->bucket_ns = (d->t->end_ns - d->t->first_ns + n - 1) / n;
 	if (!d->bucket_ns)
 		d->bucket_ns = 1;
-	/* The slices are sorted by tid, then start. */
-	for (i = 0; i < d->tl.nr; i = j) {
-		memset(acc, 0, (size_t)TB_KINDS * n * sizeof(*acc));
-		for (j = i; j < d->tl.nr && d->tl.slices[j].tid == d->tl.slices[i].tid; j++) {
-			const struct tl_slice *s = &d->tl.slices[j];
-
-			k = s->kind == TL_RUNNING   ? TB_RUN
-			    : s->kind == TL_BLOCKED ? TB_BLOCK
-						    : TB_WAIT;
-			bucket_add(d, acc + (size_t)k * n, s->start_ns, s->end_ns);
-		}
-		r = row_of(d, d->tl.slices[i].tid, d->tl.slices[i].pid);
-		r->tl = xmalloc((size_t)TB_KINDS * n * sizeof(*r->tl));
-		for (k = 0; k < TB_KINDS * n; k++) {
-			uint64_t v = (acc[k] * 1000 + d->bucket_ns / 2) / d->bucket_ns;
-
-			r->tl[k] = v > 1000 ? 1000 : v;
-		}
-	}
-	free(acc);
+	timeline__each(d->t, &d->blocks, slice_add, d);
 }
 
 static int by_busy(const void *a, const void *b)
@@ -183,6 +192,15 @@ static void groups_json(struct json_writer *w, const char *key, const struct blo
 	json_writer__end_array(w);
 }
 
+static int by_sum(const void *a, const void *b)
+{
+	const struct block_group *x = a, *y = b;
+
+	if (x->st.sum_ns != y->st.sum_ns)
+		return x->st.sum_ns > y->st.sum_ns ? -1 : 1;
+	return x->key - y->key;
+}
+
 static void hist_json(struct json_writer *w, const uint64_t *hist)
 {
 	unsigned int b;
@@ -194,15 +212,13 @@ static void hist_json(struct json_writer *w, const uint64_t *hist)
 	json_writer__end_array(w);
 }
 
-static void row_json(struct data *d, const struct row *r)
+static void row_json(struct data *d, struct row *r)
 {
 	const struct trace_thread *th = trace__thread(d->t, r->tid);
 	const struct sched_task *s = r->sched;
 	struct json_writer *w = d->w;
-	uint64_t wake[256] = {0};
-	struct block_group *g;
 	char title[256];
-	size_t i, ng;
+	size_t i;
 
 	json_writer__begin_object(w, false);
 	json_writer__kv_uint(w, "tid", r->tid);
@@ -214,23 +230,23 @@ static void row_json(struct data *d, const struct row *r)
 	json_writer__kv_uint(w, "delays", s ? s->delays : 0);
 	json_writer__kv_uint(w, "avg_delay_ns", s && s->delays ? s->delay_sum_ns / s->delays : 0);
 	json_writer__kv_uint(w, "max_delay_ns", s ? s->max_delay_ns : 0);
-	json_writer__kv_uint(w, "episodes", r->nr_eps);
-	json_writer__kv_uint(w, "blocked_ns", r->blocked_ns);
-	json_writer__kv_uint(w, "max_blocked_ns", r->max_blocked_ns);
-	ng = blocking__by_syscall(r->eps, r->nr_eps, &g);
-	groups_json(w, "syscalls", g, ng < TOP_SYSCALLS ? ng : TOP_SYSCALLS);
-	free(g);
-	for (i = 0; i < r->nr_eps; i++)
-		wake[r->eps[i].wake_kind] += r->eps[i].end_ns - r->eps[i].start_ns;
+	json_writer__kv_uint(w, "episodes", r->blocked.count);
+	json_writer__kv_uint(w, "blocked_ns", r->blocked.sum_ns);
+	json_writer__kv_uint(w, "max_blocked_ns", r->blocked.max_ns);
+	qsort(r->groups, r->nr_groups, sizeof(*r->groups), by_sum);
+	groups_json(w, "syscalls", r->groups,
+		    r->nr_groups < TOP_SYSCALLS ? r->nr_groups : TOP_SYSCALLS);
 	json_writer__key(w, "wakeups_ns");
 	json_writer__begin_object(w, true);
-	for (i = 0; i < 256; i++)
-		if (wake[i])
-			json_writer__kv_uint(w, blocking__kind_name(i), wake[i]);
+	for (i = 0; i < WAKE_SLOTS; i++)
+		if (r->wake_ns[i])
+			json_writer__kv_uint(
+				w, blocking__kind_name(i < WAKE_SLOTS - 1 ? i : WAKE_UNKNOWN),
+				r->wake_ns[i]);
 	json_writer__end_object(w);
 	if (s)
 		hist_json(w, s->hist);
-	if (r->tl) {
+	if (r->acc) {
 		static const char *const keys[TB_KINDS] = {"running", "runnable", "blocked"};
 		unsigned int k, b, n = d->o->buckets;
 
@@ -239,8 +255,13 @@ static void row_json(struct data *d, const struct row *r)
 		for (k = 0; k < TB_KINDS; k++) {
 			json_writer__key(w, keys[k]);
 			json_writer__begin_array(w, true);
-			for (b = 0; b < n; b++)
-				json_writer__uint(w, r->tl[(size_t)k * n + b]);
+			/* per mille of the bucket: short numbers */
+			for (b = 0; b < n; b++) {
+				uint64_t ns = r->acc[(size_t)k * n + b];
+				uint64_t v = (ns * 1000 + d->bucket_ns / 2) / d->bucket_ns;
+
+				json_writer__uint(w, v > 1000 ? 1000 : v);
+			}
 			json_writer__end_array(w);
 		}
 		json_writer__end_object(w);
@@ -293,7 +314,7 @@ static int by_duration(const void *a, const void *b)
 /* The LONGEST longest episodes, longest first: kept sorted while the episodes go by. */
 static void longest_json(struct data *d)
 {
-	const struct block_report *br = &d->tl.blocks;
+	const struct block_report *br = &d->blocks;
 	const struct block_episode *top[LONGEST + 1];
 	size_t n = 0, i, j;
 
@@ -315,7 +336,7 @@ static void longest_json(struct data *d)
 
 static void totals_json(struct data *d)
 {
-	const struct block_report *br = &d->tl.blocks;
+	const struct block_report *br = &d->blocks;
 	struct json_writer *w = d->w;
 	uint64_t count[256] = {0}, sum[256] = {0}, hist[SCHED_HIST_BUCKETS] = {0};
 	struct block_group *g;
@@ -431,8 +452,8 @@ void report_data__trace(struct json_writer *w, struct trace *t, const char *path
 	d.syms = trace_symbols__new(t);
 	json_writer__begin_object(w, false);
 	summary_json(&d, path);
-	sched__analyze(t, &d.sched);
-	timeline__build(t, NULL, &d.tl);
+	/* The flames first: each holds the trace's episodes while it is built, and frees
+	 * them before the next, and before this report's own. */
 	json_writer__key(w, "flames");
 	json_writer__begin_object(w, false);
 	flame_json(&d, FLAME_OFF, "off");
@@ -442,16 +463,18 @@ void report_data__trace(struct json_writer *w, struct trace *t, const char *path
 	else
 		json_writer__kv_null(w, "on");
 	json_writer__end_object(w);
-	trace__drop_events(t);
-
+	sched__analyze(t, &d.sched);
+	blocking__analyze_unsorted(t, NULL, &d.blocks);
 	build_rows(&d);
 	build_timeline(&d);
+	trace__drop_events(t);
+
 	qsort(d.rows, d.nr_rows, sizeof(*d.rows), by_busy); /* the map's indexes are stale now */
 	shown = d.nr_rows < o->max_threads ? d.nr_rows : o->max_threads;
 	json_writer__kv_uint(w, "threads_total", d.nr_rows);
 	json_writer__kv_uint(w, "bucket_ns", d.bucket_ns);
 	json_writer__kv_uint(w, "buckets", o->buckets);
-	json_writer__kv_uint(w, "episodes", d.tl.blocks.nr);
+	json_writer__kv_uint(w, "episodes", d.blocks.nr);
 	totals_json(&d);
 	longest_json(&d);
 	json_writer__key(w, "threads");
@@ -461,11 +484,13 @@ void report_data__trace(struct json_writer *w, struct trace *t, const char *path
 	json_writer__end_array(w);
 	json_writer__end_object(w);
 
-	for (i = 0; i < d.nr_rows; i++)
-		free(d.rows[i].tl);
+	for (i = 0; i < d.nr_rows; i++) {
+		free(d.rows[i].acc);
+		free(d.rows[i].groups);
+	}
 	free(d.rows);
 	u64map__free(&d.idx);
-	timeline__free(&d.tl);
+	block_report__free(&d.blocks);
 	sched_report__free(&d.sched);
 	trace_symbols__delete(d.syms);
 }
