@@ -375,7 +375,10 @@ static void flame_json(struct data *d, enum flame_kind kind, const char *key)
 	struct flame fl;
 	size_t i;
 
-	flame__build(d->t, kind, NULL, &namer, &fl);
+	if (kind == FLAME_ON)
+		flame__build(d->t, kind, NULL, &namer, &fl);
+	else
+		flame__build_episodes(d->t, kind, &d->blocks, &namer, &fl);
 	flametree__init(&ft);
 	for (i = 0; i < fl.nr; i++)
 		flametree__add(&ft, fl.lines[i].stack, fl.lines[i].weight);
@@ -452,8 +455,9 @@ void report_data__trace(struct json_writer *w, struct trace *t, const char *path
 	d.syms = trace_symbols__new(t);
 	json_writer__begin_object(w, false);
 	summary_json(&d, path);
-	/* The flames first: each holds the trace's episodes while it is built, and frees
-	 * them before the next, and before this report's own. */
+	/* One pass for the episodes, which the flames and the table share, one for the
+	 * scheduling figures, one for the timeline's switches (and one for on-CPU samples). */
+	blocking__analyze_unsorted(t, NULL, &d.blocks);
 	json_writer__key(w, "flames");
 	json_writer__begin_object(w, false);
 	flame_json(&d, FLAME_OFF, "off");
@@ -464,7 +468,6 @@ void report_data__trace(struct json_writer *w, struct trace *t, const char *path
 		json_writer__kv_null(w, "on");
 	json_writer__end_object(w);
 	sched__analyze(t, &d.sched);
-	blocking__analyze_unsorted(t, NULL, &d.blocks);
 	build_rows(&d);
 	build_timeline(&d);
 	trace__drop_events(t);

@@ -43,6 +43,31 @@ check "the page loads nothing from elsewhere" \
 size=$(stat -c %s "$TMP/sl.html")
 check "a small page for a small trace ($size bytes)" test "$size" -lt 500000
 
+# The page's figures are the other reports': sched's runtime and delays, blocking's
+# episodes per thread.
+"$SRVSCOPE" sched --format=json --hist "$TMP/sl.trace" >"$TMP/sched.json"
+"$SRVSCOPE" blocking --format=json "$TMP/sl.trace" >"$TMP/blocking.json"
+python3 - "$TMP/sl.html" "$TMP/sched.json" "$TMP/blocking.json" <<'PY'
+import json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+data = json.loads(re.search(r'<script type="application/json" id="srvscope-data">(.*?)</script>', page, re.S).group(1))
+T = data["traces"][0]
+sched = {t["tid"]: t for t in json.load(open(sys.argv[2]))["tasks"]}
+blocking = {t["tid"]: t for t in json.load(open(sys.argv[3]))["tasks"]}
+fails = 0
+for t in T["threads"]:
+    s, b = sched.get(t["tid"]), blocking.get(t["tid"], {"blocks": []})
+    eps = b["blocks"]
+    got = (t["runtime_ns"], t["max_delay_ns"], t["episodes"], t["blocked_ns"], t.get("hist"))
+    want = (s["runtime_ns"], s["max_delay_ns"], len(eps), sum(e["duration_ns"] for e in eps),
+            [next((h["count"] for h in s["hist"] if h["lt_ns"] == (1 << i) * 1000 or (h["lt_ns"] is None and i == 23)), 0) for i in range(24)])
+    print("# %s %d: %s" % (t["comm"], t["tid"], "same as sched and blocking" if got == want else "page %s, reports %s" % (got, want)))
+    fails += got != want
+print("# %d threads in the page, %d in sched" % (len(T["threads"]), len(sched)))
+sys.exit(fails > 0 or len(T["threads"]) < len(sched))
+PY
+ok $? "the page's runtime, delays, histograms, episodes and blocked time are sched's and blocking's"
+
 # The share of sleep_seven in the off-CPU time, from the folded output.
 "$SRVSCOPE" flame --kind=off "$TMP/sl.trace" >"$TMP/off.folded"
 want=$(awk '{ n = $NF; t += n; if ($0 ~ /(^|;)sleep_seven(;| )/) s += n } END { printf "%.4f", t ? s / t : 0 }' "$TMP/off.folded")
@@ -52,9 +77,10 @@ for q in "" "#search=sleep_seven" "#filter=nanosleep"; do
 	chrome "file://$TMP/sl.html$q" "$TMP/dom$q" --dump-dom >"$TMP/dom$q"
 	ok $? "chromium opens the page${q:+ with $q}"
 	attrs "$TMP/dom$q" >"$TMP/dom$q.attrs"
-	is "$(attr "$TMP/dom$q" ready)" 1 "$q: drawn to the end"
-	is "$(attr "$TMP/dom$q" errors)" "" "$q: no script error"
-	is "$(console_lines "$TMP/dom$q")" 0 "$q: no console message"
+	v=${q:-the page}
+	is "$(attr "$TMP/dom$q" ready)" 1 "$v: drawn to the end"
+	is "$(attr "$TMP/dom$q" errors)" "" "$v: no script error"
+	is "$(console_lines "$TMP/dom$q")" 0 "$v: no console message"
 done
 d="$TMP/dom"
 check "table: a row per thread ($(attr "$d" table-rows))" test "$(attr "$d" table-rows)" -ge 2
