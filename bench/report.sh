@@ -8,7 +8,8 @@
 # every episode, printing none) and sched --hist; wall time, max RSS and output size of
 # each, and the ratio of the report's time to theirs together. (timeline, whose buckets the
 # report also fills, writes every slice as JSON: gigabytes for such a trace, left out.)
-# Usage (root): bench/report.sh [SIZE_MB]   TRACE=FILE: use this trace instead of recording
+# Usage (root): bench/report.sh [SIZE_MB]
+#   TRACE=FILE: use this trace if it exists, else record it there and keep it
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 SRVSCOPE=${SRVSCOPE:-$TOP/build/srvscope}
@@ -18,10 +19,9 @@ OUT=$(mktemp -d /tmp/srvscope-bench.XXXXXX)
 trap 'rm -rf "$OUT"' EXIT
 [ -x /usr/bin/time ] || { echo "report: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 
-trace=${TRACE:-}
-if [ -z "$trace" ]; then
+trace=${TRACE:-$OUT/pp.trace}
+if [ ! -e "$trace" ]; then
 	[ "$(id -u)" = 0 ] || { echo "report: run as root (record uses BPF), or give TRACE=FILE" >&2; exit 1; }
-	trace="$OUT/pp.trace"
 	rounds=$((SIZE_MB * 3800))
 	echo "# recording $rounds ping-pong round trips (about $SIZE_MB MB)..."
 	"$SRVSCOPE" record -o "$trace" -- "$FIXTURES/rec_pingpong" "$rounds" 0 >/dev/null 2>"$OUT/rec.err" ||
