@@ -28,7 +28,7 @@ static const char usage_text[] =
 	"      --critical-path FILE  also show this critical-path document (JSON)\n"
 	"      --buckets N         columns of the timeline (default 400, 10 to 4000)\n"
 	"      --max-threads N     threads in the table and timeline, the busiest first\n"
-	"                          (default 2000)\n";
+	"                          (default 1000)\n";
 
 int cmd_report(int argc, char **argv)
 {

@@ -19,9 +19,10 @@
 #include "trace/u64map.h"
 #include "util/util.h"
 
-#define LONGEST		50    /* episodes listed */
-#define FLAME_MIN_SHARE 20000 /* frames under 1/20000 of a graph are not drawn anyway */
-#define TOP_SYSCALLS	3     /* per thread */
+#define LONGEST		50     /* episodes listed */
+#define FLAME_MIN_SHARE 20000  /* frames under 1/20000 of a graph are not drawn anyway */
+#define FLAME_MAX_NODES 100000 /* about 2 MB of JSON a graph, at most */
+#define TOP_SYSCALLS	3      /* per thread */
 
 enum { TB_RUN, TB_WAIT, TB_BLOCK, TB_KINDS };
 
@@ -384,7 +385,7 @@ static void flame_json(struct data *d, enum flame_kind kind, const char *key)
 		flametree__add(&ft, fl.lines[i].stack, fl.lines[i].weight);
 	flame__free(&fl);
 	json_writer__key(d->w, key);
-	flametree__write_json(&ft, d->w, FLAME_MIN_SHARE);
+	flametree__write_json(&ft, d->w, FLAME_MIN_SHARE, FLAME_MAX_NODES);
 	flametree__free(&ft);
 }
 

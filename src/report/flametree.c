@@ -130,7 +130,8 @@ static size_t depth_first(const struct flametree *ft, uint64_t min, uint32_t *li
 	return nr;
 }
 
-size_t flametree__write_json(const struct flametree *ft, struct json_writer *w, uint64_t min_share)
+size_t flametree__write_json(const struct flametree *ft, struct json_writer *w, uint64_t min_share,
+			     size_t max_nodes)
 {
 	uint64_t total = ft->nodes[0].weight, min = min_share ? total / min_share : 0;
 	uint32_t *list = xmalloc(ft->nr * sizeof(*list));
@@ -139,7 +140,12 @@ size_t flametree__write_json(const struct flametree *ft, struct json_writer *w, 
 	size_t nr, i, names = 0;
 	const struct flametree_node *n;
 
-	nr = depth_first(ft, min ? min : 1, list);
+	if (!min)
+		min = 1;
+	/* Many stacks each just over the share (deep ones, every level counts): thinner
+	 * nodes left out until the tree fits. */
+	while ((nr = depth_first(ft, min, list)) > max_nodes && min < total)
+		min *= 2;
 	memset(name_pos, 0, ft->nr_names * sizeof(*name_pos));
 	json_writer__begin_object(w, true);
 	json_writer__kv_uint(w, "total", total);

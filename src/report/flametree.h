@@ -36,7 +36,9 @@ void flametree__add(struct flametree *ft, const char *stack, uint64_t weight);
 /* {"total": W, "names": [...], "nodes": [parent, name, weight, ...]}: three numbers per
  * node, in depth-first order with each node's children by name, so that a parent comes
  * before its children (parent -1 for the root). Nodes weighing less than total/min_share
- * are left out (their weight stays in their parent's). Returns the nodes written. */
-size_t flametree__write_json(const struct flametree *ft, struct json_writer *w, uint64_t min_share);
+ * are left out (their weight stays in their parent's), and lighter and lighter ones after
+ * them while more than max_nodes would be written. Returns the nodes written. */
+size_t flametree__write_json(const struct flametree *ft, struct json_writer *w, uint64_t min_share,
+			     size_t max_nodes);
 
 #endif

@@ -16,7 +16,7 @@ struct report_opts {
 };
 
 #define REPORT_BUCKETS_DEFAULT	   400
-#define REPORT_MAX_THREADS_DEFAULT 2000
+#define REPORT_MAX_THREADS_DEFAULT 1000
 
 /* Reads the n traces one after the other (one in memory at a time) and writes the page to
  * f. Returns 0, or -1 once the reason has been reported (a trace or a document that

@@ -10,7 +10,8 @@
 #include "unit.h"
 
 /* The tree's JSON, parsed back. */
-static json_t *tree_json(const struct flametree *ft, uint64_t min_share, size_t *written)
+static json_t *tree_json(const struct flametree *ft, uint64_t min_share, size_t max_nodes,
+			 size_t *written)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -18,7 +19,7 @@ static json_t *tree_json(const struct flametree *ft, uint64_t min_share, size_t 
 	struct json_writer *w = json_writer__new(f);
 	json_t *doc;
 
-	*written = flametree__write_json(ft, w, min_share);
+	*written = flametree__write_json(ft, w, min_share, max_nodes);
 	json_writer__delete(w);
 	fclose(f);
 	doc = json_loads(buf, 0, NULL);
@@ -61,7 +62,7 @@ int main(void)
 	flametree__add(&ft, "t1;a;b", 500);
 	flametree__add(&ft, "t1;x", 50);
 	flametree__add(&ft, "t1;a;b", 100);
-	doc = tree_json(&ft, 0, &n);
+	doc = tree_json(&ft, 0, 100000, &n);
 	ok(doc != NULL, "valid JSON");
 	is_int(json_integer_value(json_object_get(doc, "total")), 1000, "total");
 	is_int(n, 8, "8 nodes: the same (parent, name) is one node");
@@ -73,11 +74,16 @@ int main(void)
 
 	/* 1/25 of 1040 is 41: x (50) stays, y (40) and z go, their weight left in t1's. */
 	flametree__add(&ft, "t1;y;z", 40);
-	doc = tree_json(&ft, 25, &n);
+	doc = tree_json(&ft, 25, 100000, &n);
 	is_int(n, 8, "y (40 of 1040, under 1/25) and z left out");
 	is_int(json_integer_value(json_array_get(json_object_get(doc, "nodes"), 5)), 940,
 	       "t1 keeps their weight");
 	is_int(json_array_size(json_object_get(doc, "names")), 7, "their names are not written");
+	json_decref(doc);
+	/* At most 6 nodes: lighter ones left out until it fits: 1/25 is 41 (8 nodes), then 82
+	 * (x goes: 7), then 164 (t2 and its a go: 5). */
+	doc = tree_json(&ft, 25, 6, &n);
+	is_int(n, 5, "at most 6 nodes: x, then t2 and its a left out; c (250) stays");
 	json_decref(doc);
 	flametree__free(&ft);
 
@@ -92,7 +98,7 @@ int main(void)
 		flametree__add(&ft, s, 1);
 		free(s);
 	}
-	doc = tree_json(&ft, 0, &n);
+	doc = tree_json(&ft, 0, 100000, &n);
 	is_int(n, 5001, "a stack 5000 frames deep: 5001 nodes");
 	is_int(json_array_size(json_object_get(doc, "names")), 8, "8 names");
 	json_decref(doc);
