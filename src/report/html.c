@@ -111,9 +111,11 @@ static int document_json(const char *path, const char *what, char **buf)
 		return 0;
 	}
 	doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-	if (!doc)
+	if (!doc && jerr.line > 0)
 		return error("cannot read the %s '%s': %s (line %d)", what, path, jerr.text,
 			     jerr.line);
+	if (!doc)
+		return error("cannot read the %s '%s': %s", what, path, jerr.text);
 	*buf = json_dumps(doc, JSON_COMPACT | JSON_ENCODE_ANY);
 	json_decref(doc);
 	if (!*buf)
