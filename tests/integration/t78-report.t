@@ -93,6 +93,79 @@ check "search sleep_seven: $got of the off-CPU time, flame's folded output says 
 	awk -v a="$got" -v b="$want" 'BEGIN { d = a - b; exit !(b > 0.1 && d < 0.002 && d > -0.002) }'
 is "$(attr "$TMP/dom#filter=nanosleep" table-rows)" 1 "filter 'nanosleep': the sleeping thread's row only"
 
+# Interactions, through the page's own event handlers: a copy of the page with a script of
+# the test's after the page's (it runs once the page is drawn) clicks a frame, types a
+# search and a filter, clicks a column title; what the page then shows goes to <body>.
+cat >"$TMP/drive.js" <<'EOF'
+var out = {}, fs = state.flame, t = fs.tree, i, b, r, c = document.getElementById('flame-canvas');
+function click(el, x, y) {
+	el.dispatchEvent(new MouseEvent('click', {clientX: x, clientY: y, bubbles: true}));
+}
+function type(el, text) {
+	el.value = text;
+	el.dispatchEvent(new Event('input', {bubbles: true}));
+}
+type(document.getElementById('flame-search'), 'sleep_three');
+out.searchMatches = +document.body.dataset.flameMatches;
+type(document.getElementById('flame-search'), 'no_such_frame_anywhere');
+out.noMatches = +document.body.dataset.flameMatches;
+r = c.getBoundingClientRect();
+for (i = 0; i < fs.boxes.length; i++) {
+	b = fs.boxes[i];
+	if (t.names[t.name[b[3]]] === 'sleep_seven')
+		break;
+}
+click(c, r.left + b[0] + b[2] / 2, r.top + b[1] + 5);
+out.zoomed = document.body.dataset.flameFocus;
+out.zoomedFrames = +document.body.dataset.flameFrames;
+function column(n) {
+	return Array.prototype.map.call(document.querySelectorAll('#thread-table tbody tr'),
+		function (tr) { return +tr.children[n].textContent.replace(/,/g, ''); });
+}
+var heads = document.querySelectorAll('#thread-table th');
+for (i = 0; i < heads.length; i++)
+	if (heads[i].firstChild.textContent === 'switches')
+		b = heads[i];
+click(b, 0, 0);
+out.sortedBySwitches = column(5);
+click(b, 0, 0);
+out.sortedBack = column(5);
+type(document.getElementById('thread-filter'), 'nanosleep');
+out.filteredRows = +document.body.dataset.tableRows;
+out.timelineRows = +document.body.dataset.timelineRows;
+document.body.dataset.drive = JSON.stringify(out);
+EOF
+python3 - "$TMP/sl.html" "$TMP/drive.js" "$TMP/driven.html" <<'PY'
+import sys
+page, js = open(sys.argv[1], encoding="utf-8").read(), open(sys.argv[2]).read()
+i = page.rindex("</body>")
+open(sys.argv[3], "w", encoding="utf-8").write(page[:i] + "<script>" + js + "</script>\n" + page[i:])
+PY
+chrome "file://$TMP/driven.html" "$TMP/driven" --dump-dom >"$TMP/driven.dom"
+attrs "$TMP/driven.dom" >"$TMP/driven.dom.attrs"
+is "$(attr "$TMP/driven.dom" errors)$(console_lines "$TMP/driven")" 0 "driven: no script error, no console message"
+python3 - "$(attr "$TMP/driven.dom" drive)" "$(attr "$TMP/dom" flame-frames)" <<'PY'
+import json, sys
+out, frames = json.loads(sys.argv[1] or "{}"), int(sys.argv[2])
+fails = 0
+def check(what, cond):
+    global fails
+    print(("# fine: " if cond else "# WRONG: ") + what)
+    fails += not cond
+check("a click on sleep_seven zooms on it (%s)" % out.get("zoomed"), out.get("zoomed") == "sleep_seven")
+check("zoomed: %s frames drawn of %d" % (out.get("zoomedFrames"), frames), 0 < out.get("zoomedFrames", 0) < frames)
+check("typing sleep_three highlights it (%s frames)" % out.get("searchMatches"), out.get("searchMatches", 0) >= 1)
+check("a search that matches nothing highlights nothing (%s)" % out.get("noMatches"), out.get("noMatches") == 0)
+s = out.get("sortedBySwitches", [])
+check("a click on 'switches' sorts by it, descending: %s" % s, len(s) >= 2 and s == sorted(s, reverse=True))
+s2 = out.get("sortedBack", [])
+check("a second click, ascending: %s" % s2, s2 == sorted(s) and s2 != s)
+check("typing a filter keeps one row (%s), and the timeline follows (%s)" % (out.get("filteredRows"), out.get("timelineRows")),
+      out.get("filteredRows") == 1 and out.get("timelineRows") == 1)
+sys.exit(fails > 0)
+PY
+ok $? "zoom by a click, search and filter by typing, sort by a click"
+
 # Pixels: the table and the flame graph are on the screen; the highlight is, with a search.
 chrome "file://$TMP/sl.html" "$TMP/shot" --screenshot="$TMP/plain.png" >/dev/null
 ok $? "screenshot"

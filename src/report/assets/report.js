@@ -383,6 +383,7 @@ function drawFlame() {
 	document.body.dataset.flameFrames = String(drawn);
 	document.body.dataset.flameMatches = String(hits);
 	document.body.dataset.flameMatchedShare = t.total ? (hitW / t.total).toFixed(4) : '0';
+	document.body.dataset.flameFocus = focus ? t.names[t.name[focus]] : '';
 	rectOf(c, 'flameRect');
 }
 
