@@ -234,7 +234,8 @@ static void row_json(struct data *d, struct row *r)
 	json_writer__kv_uint(w, "episodes", r->blocked.count);
 	json_writer__kv_uint(w, "blocked_ns", r->blocked.sum_ns);
 	json_writer__kv_uint(w, "max_blocked_ns", r->blocked.max_ns);
-	qsort(r->groups, r->nr_groups, sizeof(*r->groups), by_sum);
+	if (r->nr_groups) /* qsort wants an array, even of nothing */
+		qsort(r->groups, r->nr_groups, sizeof(*r->groups), by_sum);
 	groups_json(w, "syscalls", r->groups,
 		    r->nr_groups < TOP_SYSCALLS ? r->nr_groups : TOP_SYSCALLS);
 	json_writer__key(w, "wakeups_ns");
@@ -473,7 +474,8 @@ void report_data__trace(struct json_writer *w, struct trace *t, const char *path
 	build_timeline(&d);
 	trace__drop_events(t);
 
-	qsort(d.rows, d.nr_rows, sizeof(*d.rows), by_busy); /* the map's indexes are stale now */
+	if (d.nr_rows) /* the map's indexes are stale after this */
+		qsort(d.rows, d.nr_rows, sizeof(*d.rows), by_busy);
 	shown = d.nr_rows < o->max_threads ? d.nr_rows : o->max_threads;
 	json_writer__kv_uint(w, "threads_total", d.nr_rows);
 	json_writer__kv_uint(w, "bucket_ns", d.bucket_ns);
