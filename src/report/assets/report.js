@@ -640,7 +640,7 @@ function jsonView(v, key, depth) {
 		cols = [];
 		v.forEach(function (x) {
 			Object.keys(x).forEach(function (k) {
-				if (cols.indexOf(k) < 0 && (x[k] === null || typeof x[k] !== 'object'))
+				if (cols.indexOf(k) < 0)
 					cols.push(k);
 			});
 		});
@@ -650,7 +650,11 @@ function jsonView(v, key, depth) {
 			tb = el('tbody');
 			v.slice(0, 500).forEach(function (x) {
 				var row = el('tr');
-				cols.forEach(function (k) { row.appendChild(el('td', {text: x[k] === undefined ? '' : typeof x[k] === 'string' ? x[k] : JSON.stringify(x[k])})); });
+				cols.forEach(function (k) {
+					/* nested values as compact JSON, cut (the whole in the cell's title) */
+					var v = x[k] === undefined ? '' : typeof x[k] === 'string' ? x[k] : JSON.stringify(x[k]);
+					row.appendChild(el('td', {class: 'name', title: v.length > 60 ? v.slice(0, 2000) : ''}, v.length > 60 ? v.slice(0, 59) + '\u2026' : v));
+				});
 				tb.appendChild(row);
 			});
 			d = el('details', {class: 'json'}, el('summary', null, label, v.length + ' items'),
