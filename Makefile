@@ -53,6 +53,9 @@ $(BUILD)/src/%.o: src/%.c $(SKELS) | $(BUILD)/vmlinux.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
+# srvscope report: the page's HTML, CSS and JavaScript are built into assets.o (.incbin).
+$(BUILD)/src/report/assets.o: $(wildcard src/report/assets/*)
+
 # BPF: vmlinux.h from the running kernel's BTF, CO-RE objects, skeletons.
 $(BUILD)/vmlinux.h:
 	$(call msg,BTF,$@)

@@ -23,6 +23,7 @@ static const struct command commands[] = {
 	 "each thread's running, runnable and blocked time, for Perfetto"},
 	{"load", cmd_load, "open-loop load on a memcached, redis or HTTP server, with latencies"},
 	{"critical", cmd_critical, "the critical path of a thread, across threads and hosts"},
+	{"report", cmd_report, "one self-contained HTML report (flame graphs, tables) of traces"},
 };
 
 static void usage(FILE *f)

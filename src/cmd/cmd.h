@@ -11,5 +11,6 @@ int cmd_flame(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
 int cmd_load(int argc, char **argv);
 int cmd_critical(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif
