@@ -149,6 +149,7 @@ struct clone_model {
 	bool network_accepts;  /* network threads accept themselves (event loops that all accept) */
 	int accept_timeout_ms; /* the acceptor's wait timeout, -1 none */
 	int maxevents;
+	int wait_timeout_ms; /* the network threads' wait timeout, -1 none */
 
 	struct clone_dist request, response;
 	double on_cpu_us_per_request;

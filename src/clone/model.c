@@ -469,8 +469,11 @@ static int parse_cycle(struct ctx *c, const json_t *sp, struct clone_model *m)
 			st->sys = st->sys == CS_READ  ? CS_PREAD
 				  : is_write(st->sys) ? CS_PWRITE
 						      : CS_PREAD;
-		if (st->sys == CS_EPOLL_WAIT || st->sys == CS_EPOLL_PWAIT)
+		if (st->sys == CS_EPOLL_WAIT || st->sys == CS_EPOLL_PWAIT || st->sys == CS_POLL ||
+		    st->sys == CS_SELECT) {
 			m->maxevents = st->maxevents ? st->maxevents : m->maxevents;
+			m->wait_timeout_ms = st->timeout_ms;
+		}
 		m->nsteps++;
 	}
 	return 0;
@@ -792,6 +795,7 @@ static int parse_root(struct ctx *c, const json_t *root, struct clone_model *m)
 	get_num(c, sp, "syscall_profile", "on_cpu_us_per_request", 0, 10e6, false, false, 0,
 		&m->on_cpu_us_per_request);
 	m->accept_timeout_ms = -1;
+	m->wait_timeout_ms = -1;
 	m->maxevents = 32;
 	if (parse_cycle(c, sp, m) || parse_files(c, root, m) || parse_offsets(c, sp, m))
 		return -EINVAL;

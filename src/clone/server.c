@@ -802,13 +802,13 @@ static void epoll_add(struct net *n, int fd, uint32_t extra)
  * connections. single: a loop for one connection (its thread or process ends with it). */
 static void epoll_loop(struct net *n, bool single)
 {
-	struct epoll_event ev[256];
-	int maxev = M->maxevents > 0 && M->maxevents <= 256 ? M->maxevents : 32;
+	int maxev = M->maxevents > 0 && M->maxevents <= 65536 ? M->maxevents : 32;
+	struct epoll_event *ev = xcalloc(maxev, sizeof(*ev));
 	int k, got;
 
 	while (!stopping) {
 		count(CS_EPOLL_WAIT);
-		got = epoll_wait(n->epfd, ev, maxev, -1);
+		got = epoll_wait(n->epfd, ev, maxev, M->wait_timeout_ms);
 		for (k = 0; k < got; k++) {
 			int fd = ev[k].data.fd;
 			struct conn *c;
@@ -845,7 +845,7 @@ static void epoll_loop(struct net *n, bool single)
 			if (serve(n, c, false) < 0) {
 				close_conn(n, c);
 				if (single)
-					return;
+					goto out;
 			} else if (n->oneshot) {
 				struct epoll_event e = {.events = EPOLLIN | EPOLLONESHOT,
 							.data.fd = c->fd};
@@ -858,6 +858,8 @@ static void epoll_loop(struct net *n, bool single)
 			}
 		}
 	}
+out:
+	free(ev);
 }
 
 /* One connection, its own thread or process, waiting as the model says. */
