@@ -130,9 +130,12 @@ static void row_num(FILE *f, const char *what, double model, double clone, const
 		snprintf(a, sizeof(a), fmt, model);
 	else
 		snprintf(a, sizeof(a), "-");
-	snprintf(b, sizeof(b), fmt, clone);
+	if (clone >= 0)
+		snprintf(b, sizeof(b), fmt, clone);
+	else
+		snprintf(b, sizeof(b), "-");
 	fprintf(f, "  %-30s %12s %12s", what, a, b);
-	diff(f, model, clone);
+	diff(f, clone >= 0 ? model : -1, clone);
 }
 
 static double num_at(const json_t *o, const char *key)
@@ -153,6 +156,24 @@ static const char *str_of(const json_t *v, char *buf, size_t size)
 		return buf;
 	}
 	return "-";
+}
+
+/* Whether a thread of the clone is named as the cluster: the same name, or the same
+ * numbered stem ("worker-3" for a cluster named "worker-1"). */
+static bool same_cluster(const char *thread, const char *cluster)
+{
+	size_t d = strlen(cluster), k;
+
+	if (!strncmp(thread, cluster, CLONE_NAME - 1))
+		return true;
+	while (d && cluster[d - 1] >= '0' && cluster[d - 1] <= '9')
+		d--;
+	if (d == strlen(cluster) || !d || cluster[d - 1] != '-' || strncmp(thread, cluster, d))
+		return false;
+	for (k = d; thread[k]; k++)
+		if (thread[k] < '0' || thread[k] > '9')
+			return false;
+	return thread[d] != 0;
 }
 
 static void print_structure(FILE *f, const json_t *root, const struct profile *p)
@@ -186,8 +207,8 @@ static void print_structure(FILE *f, const json_t *root, const struct profile *p
 			       ? json_number_value(json_array_get(spr, json_array_size(spr) - 1))
 			       : json_array_size(json_object_get(c, "threads"));
 		for (j = 0; j < p->nnames; j++)
-			if (!strncmp(p->names[j].name, name, CLONE_NAME - 1))
-				got = p->names[j].threads;
+			if (same_cluster(p->names[j].name, name))
+				got += p->names[j].threads;
 		if (json_is_true(json_object_get(c, "grows_with_conns")))
 			fprintf(f, "  %-30.30s %12s %12u\n", name, "per-conn", got);
 		else
@@ -247,6 +268,39 @@ static int run_load(const struct load_target *t, unsigned conns, double rate, do
 	return err;
 }
 
+/* --load COMMAND: {port} replaced here, the load's placeholders by load__expand. */
+static int run_command(const char *cmd, int port, unsigned conns, double rate, double secs)
+{
+	struct load_spec spec = {.conns = conns, .rate = rate, .duration_s = secs};
+	char withport[4096], expanded[4096], num[16];
+	const char *p, *q;
+	size_t o = 0;
+	int rc;
+
+	snprintf(num, sizeof(num), "%d", port);
+	for (p = cmd; (q = strstr(p, "{port}")); p = q + 6) {
+		if (o + (q - p) + strlen(num) >= sizeof(withport))
+			return error("clone --check: --load is too long"), -ENAMETOOLONG;
+		memcpy(withport + o, p, q - p);
+		o += q - p;
+		memcpy(withport + o, num, strlen(num));
+		o += strlen(num);
+	}
+	if (o + strlen(p) >= sizeof(withport))
+		return error("clone --check: --load is too long"), -ENAMETOOLONG;
+	strcpy(withport + o, p);
+	if (load__expand(withport, &spec, expanded, sizeof(expanded)))
+		return error("clone --check: --load has a placeholder other than {port} {conns} "
+			     "{rate} {duration} {requests}"),
+		       -EINVAL;
+	rc = load__run_command(expanded, secs, 1.0);
+	if (rc < 0)
+		return error("clone --check: cannot run the load command: %s", strerror(-rc)), rc;
+	if (rc && rc != 128 + SIGTERM)
+		return error("clone --check: the load command exited with %d", rc), -EIO;
+	return 0;
+}
+
 /* Starts the clone in a child process (dying with this one) and waits until it listens. */
 static int start_child(const struct clone_model *m, const struct clone_opts *o,
 		       struct clone_counts *counts, pid_t *pid, int *port)
@@ -300,10 +354,9 @@ int clone__check(const char *path, const struct clone_model *m, const struct clo
 	pid_t pid = 0;
 	int port = 0, err, status;
 
-	if (m->proto == CLONE_RAW)
+	if ((m->proto == CLONE_RAW || m->proto == CLONE_LINE) && !co->load)
 		return error("clone --check: the model's load is not memcached, redis nor HTTP: "
-			     "drive the clone with its own client (srvscope clone without "
-			     "--check)"),
+			     "give the client with --load 'COMMAND' ({port} is the clone's)"),
 		       -EINVAL;
 	root = json_load_file(path, 0, &je);
 	if (!root)
@@ -322,24 +375,40 @@ int clone__check(const char *path, const struct clone_model *m, const struct clo
 	err = start_child(m, o, counts, &pid, &port);
 	if (err)
 		goto out;
-	snprintf(url, sizeof(url), "%s://%s:%d/", proto_url[m->proto],
+	snprintf(url, sizeof(url), "%s://%s:%d/", proto_url[m->proto] ? proto_url[m->proto] : "raw",
 		 o->listen_addr ? o->listen_addr : m->listen_addr, port);
-	if ((err = load__parse_url(url, &target))) {
+	if (!co->load && (err = load__parse_url(url, &target))) {
 		error("clone --check: cannot make a load URL of '%s'", url);
 		goto out_stop;
 	}
-	fprintf(stderr,
-		"srvscope: clone --check: the clone (pid %d) listens on port %d; %u "
-		"connections at %g req/s for %g s, then at peak for %g s\n",
-		pid, port, conns, rate, secs, secs);
+	if (co->load)
+		fprintf(stderr,
+			"srvscope: clone --check: the clone (pid %d) listens on port %d; "
+			"the load command for %g s\n",
+			pid, port, secs);
+	else
+		fprintf(stderr,
+			"srvscope: clone --check: the clone (pid %d) listens on port %d; %u "
+			"connections at %g req/s for %g s, then at peak for %g s\n",
+			pid, port, conns, rate, secs, secs);
 
 	memcpy(&before, counts, sizeof(before));
 	cpu0 = tree_cpu_us(pid);
-	if ((err = run_load(&target, conns, rate, secs, &fixed)))
+	if (co->load) { /* the command's own figures are its own: the clone counts requests */
+		uint64_t t0 = now_ns();
+
+		if ((err = run_command(co->load, port, conns, rate, secs)))
+			goto out_stop;
+		memset(&fixed, 0, sizeof(fixed));
+		fixed.throughput_rps =
+			(counts->requests - before.requests) / ((now_ns() - t0) / 1e9);
+		fixed.p50_us = fixed.p90_us = fixed.p99_us = -1;
+	} else if ((err = run_load(&target, conns, rate, secs, &fixed))) {
 		goto out_stop;
+	}
 	cpu1 = tree_cpu_us(pid);
 	profile_clone(pid, &before, counts, cpu1 - cpu0, &prof);
-	if ((err = run_load(&target, conns, 0, secs, &peak)))
+	if (!co->load && (err = run_load(&target, conns, 0, secs, &peak)))
 		goto out_stop;
 
 	printf("srvscope clone --check %s: the model against its clone (pid %d, port %d)\n\n", path,
@@ -348,8 +417,12 @@ int clone__check(const char *path, const struct clone_model *m, const struct clo
 	print_structure(stdout, root, &prof);
 	row_num(stdout, "processes", num_at(last, "processes"), prof.processes, "%.0f");
 	print_syscalls(stdout, root, &prof);
-	printf("load: %u connections at %g req/s for %g s (model: %s)\n", conns, rate, secs,
-	       last ? "its last run" : "no run");
+	if (co->load)
+		printf("load: '%s' for %g s (model: %s)\n", co->load, secs,
+		       last ? "its last run" : "no run");
+	else
+		printf("load: %u connections at %g req/s for %g s (model: %s)\n", conns, rate, secs,
+		       last ? "its last run" : "no run");
 	row_num(stdout, "throughput req/s", num_at(last, "throughput_rps"), fixed.throughput_rps,
 		"%.0f");
 	{
@@ -361,10 +434,13 @@ int clone__check(const char *path, const struct clone_model *m, const struct clo
 	}
 	row_num(stdout, "CPU per request us", m->on_cpu_us_per_request, prof.cpu_us_per_request,
 		"%.1f");
-	row_num(stdout, "errors", num_at(last, "errors"), (double)fixed.errors, "%.0f");
-	printf("load: %u connections at peak for %g s\n", conns, secs);
-	row_num(stdout, "throughput req/s", -1, peak.throughput_rps, "%.0f");
-	row_num(stdout, "latency p50 us", -1, peak.p50_us, "%.0f");
+	row_num(stdout, "errors", num_at(last, "errors"), co->load ? -1 : (double)fixed.errors,
+		"%.0f");
+	if (!co->load) {
+		printf("load: %u connections at peak for %g s\n", conns, secs);
+		row_num(stdout, "throughput req/s", -1, peak.throughput_rps, "%.0f");
+		row_num(stdout, "latency p50 us", -1, peak.p50_us, "%.0f");
+	}
 	printf("\nThe model's figures are the original's on the machine it was profiled on; "
 	       "compare\nthroughput and latency side by side on one machine (bench/clone.sh).\n");
 	fflush(stdout);

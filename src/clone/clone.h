@@ -21,7 +21,10 @@
 #define CLONE_MAX_HIST	    64
 #define CLONE_NAME	    16 /* a thread name, as prctl(PR_SET_NAME) takes it */
 
-enum clone_proto { CLONE_RAW, CLONE_MEMCACHED, CLONE_REDIS, CLONE_HTTP };
+/* RAW: requests of the modelled size; LINE: requests end with '\n', answers too (a
+ * clone option, --framing line: the model does not say how a protocol it does not know
+ * frames its requests). */
+enum clone_proto { CLONE_RAW, CLONE_MEMCACHED, CLONE_REDIS, CLONE_HTTP, CLONE_LINE };
 
 /* How a thread waits for its sockets (network_model.network_io / accept_io). */
 enum clone_io {
@@ -198,6 +201,8 @@ struct clone_check_opts {
 	double rate;	   /* the fixed-rate run's requests/s; < 0: the model's last run's */
 	unsigned conns;	   /* 0: the model's last run's */
 	double duration_s; /* of each run */
+	const char *load;  /* an external load command ({port} {conns} {rate} {duration}
+			    * {requests}), for protocols the built-in load does not speak */
 };
 
 /* --check: starts the clone (a child process), drives it with the built-in load of the

@@ -369,7 +369,11 @@ static int parse_bg(struct ctx *c, const json_t *cl, unsigned idx, struct clone_
 		if (json_is_array(sys))
 			json_array_foreach(sys, i, w)
 			{
-				const char *sn = get_str(c, w, where, "work.syscalls[].name", true);
+				char ws[80];
+				const char *sn;
+
+				snprintf(ws, sizeof(ws), "%s.work.syscalls[%zu]", where, i);
+				sn = get_str(c, w, ws, "name", true);
 				enum clone_sys s = sn ? clone_sys__from_name(sn) : CS_NONE;
 
 				if (!sn)
@@ -377,9 +381,9 @@ static int parse_bg(struct ctx *c, const json_t *cl, unsigned idx, struct clone_
 				if (s == CS_NONE || bg->nwork == CLONE_MAX_WORK)
 					continue; /* not replayed (docs/clone.md) */
 				bg->work[bg->nwork].sys = s;
-				get_num(c, w, where, "per_wake", 0, 1000, false, false, 1,
+				get_num(c, w, ws, "per_wake", 0, 1000, false, false, 1,
 					&bg->work[bg->nwork].per_wake);
-				get_size(c, w, where, "bytes", false, &bg->work[bg->nwork].bytes);
+				get_size(c, w, ws, "bytes", false, &bg->work[bg->nwork].bytes);
 				bg->nwork++;
 			}
 	}

@@ -238,6 +238,15 @@ int clone_proto__parse(enum clone_proto p, const char *buf, size_t len, uint64_t
 		return parse_redis(buf, len, r);
 	case CLONE_HTTP:
 		return parse_http(buf, len, r);
+	case CLONE_LINE: {
+		const char *nl = memchr(buf, '\n', len);
+
+		if (!nl)
+			return len > 65536 ? -EPROTO : 0;
+		r->len = nl - buf + 1;
+		r->kind = CLONE_REQ_OTHER;
+		return 1;
+	}
 	case CLONE_RAW:
 		if (!raw_size)
 			raw_size = 1;
@@ -353,6 +362,10 @@ size_t clone_proto__answer(enum clone_proto p, const struct clone_req *r, uint64
 		return answer_http(r, want, out, outlen);
 	case CLONE_RAW:
 		return fill(out, 0, want, outlen);
+	case CLONE_LINE:
+		want = want ? want : 1;
+		fill(out, 0, want - 1, outlen);
+		return put(out, want - 1, "\n", 1, outlen);
 	}
 	return 0;
 }

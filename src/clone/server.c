@@ -593,7 +593,8 @@ static void other_step(struct net *n, struct conn *c, const struct clone_step *s
 
 	switch (st->sys) {
 	case CS_EPOLL_CTL:
-		if (n->epfd >= 0) {
+		/* a shared epoll's re-arm after the cycle is this epoll_ctl */
+		if (n->epfd >= 0 && !n->oneshot) {
 			count(st->sys);
 			if (n->oneshot)
 				ev.events |= EPOLLONESHOT;
@@ -913,11 +914,28 @@ static void *conn_thread(void *arg)
 	return NULL;
 }
 
+/* A pool's thread name: "worker-3" for the third when the cluster's name is numbered
+ * ("worker-1", the commonest name of threads named one by one), else the name itself. */
+static void name_thread(const char *name, unsigned index)
+{
+	char buf[CLONE_NAME];
+	size_t len = strlen(name), d = len;
+
+	while (d && name[d - 1] >= '0' && name[d - 1] <= '9')
+		d--;
+	if (d == len || !d || name[d - 1] != '-') {
+		prctl(PR_SET_NAME, name);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.*s%u", (int)d, name, index + 1);
+	prctl(PR_SET_NAME, buf);
+}
+
 static void *net_thread(void *arg)
 {
 	struct net *n = arg;
 
-	prctl(PR_SET_NAME, M->network);
+	name_thread(M->network, (unsigned)(n - nets));
 	epoll_loop(n, false);
 	return NULL;
 }
@@ -1347,6 +1365,7 @@ int clone__run(const struct clone_model *m, const struct clone_opts *o, struct c
 			m->proto == CLONE_MEMCACHED ? "memcached protocol"
 			: m->proto == CLONE_REDIS   ? "redis protocol"
 			: m->proto == CLONE_HTTP    ? "HTTP/1.1"
+			: m->proto == CLONE_LINE    ? "newline-framed requests"
 						    : "raw request/response sizes");
 	if (o->ready_fd >= 0) {
 		dprintf(o->ready_fd, "%d\n", ntohs(bind_addr.sin_port));

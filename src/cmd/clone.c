@@ -24,13 +24,19 @@ static const char usage_text[] =
 	"  -P, --port P        TCP port to listen on (default: the model's; 0: any free one)\n"
 	"  -l, --listen ADDR   IPv4 address to listen on (default: the model's, 127.0.0.1)\n"
 	"  -q, --quiet         no line on stderr once it listens\n"
+	"      --framing F     for a model whose load is not memcached, redis nor HTTP: how\n"
+	"                      requests end: 'size' (the modelled request size, the default)\n"
+	"                      or 'line' (a newline; answers end with one too)\n"
 	"      --check         start the clone, drive it with the model's load, print it\n"
 	"                      side by side with the model (network model, syscalls per\n"
 	"                      request, throughput, latency), then stop it\n"
 	"  -r, --rate R        --check: requests per second of the fixed-rate run (default:\n"
 	"                      the model's last run's)\n"
 	"  -c, --conns N       --check: connections (default: the model's last run's)\n"
-	"  -d, --duration S    --check: seconds of each run (default 3)\n";
+	"  -d, --duration S    --check: seconds of each run (default 3)\n"
+	"      --load CMD      --check: drive the clone with CMD (run by /bin/sh) instead of the\n"
+	"                      built-in load, {port} {conns} {rate} {duration} {requests}\n"
+	"                      replaced; throughput is then the clone's own count, no latency\n";
 
 int cmd_clone(int argc, char **argv)
 {
@@ -41,6 +47,8 @@ int cmd_clone(int argc, char **argv)
 						 {"rate", required_argument, NULL, 'r'},
 						 {"conns", required_argument, NULL, 'c'},
 						 {"duration", required_argument, NULL, 'd'},
+						 {"framing", required_argument, NULL, 'F'},
+						 {"load", required_argument, NULL, 'L'},
 						 {"help", no_argument, NULL, 'h'},
 						 {0}};
 	struct clone_opts o = {.port = -1, .ready_fd = -1};
@@ -48,6 +56,7 @@ int cmd_clone(int argc, char **argv)
 	struct clone_model m;
 	char err[512];
 	bool check = false;
+	const char *framing = NULL;
 	long v;
 	int c;
 
@@ -81,6 +90,15 @@ int cmd_clone(int argc, char **argv)
 			if (parse_double("--duration", optarg, 0.2, 3600, &co.duration_s))
 				return EXIT_USAGE;
 			break;
+		case 'F':
+			if (strcmp(optarg, "line") && strcmp(optarg, "size"))
+				return usage_error(
+					"clone", "--framing is 'line' or 'size', not '%s'", optarg);
+			framing = optarg;
+			break;
+		case 'L':
+			co.load = optarg;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
@@ -95,6 +113,13 @@ int cmd_clone(int argc, char **argv)
 		error("clone: %s: %s", argv[optind], err);
 		return 1;
 	}
+	if (framing && m.proto != CLONE_RAW)
+		return usage_error("clone", "--framing is for a model whose load is not memcached, "
+					    "redis nor HTTP (this one's is)");
+	if (framing && !strcmp(framing, "line"))
+		m.proto = CLONE_LINE;
+	if (co.load && !check)
+		return usage_error("clone", "--load goes with --check");
 	if (check)
 		return clone__check(argv[optind], &m, &o, &co) ? 1 : 0;
 	return clone__run(&m, &o, NULL) ? 1 : 0;
