@@ -1,17 +1,18 @@
 #!/bin/bash
 # bench/clone.sh: each original server (memcached -t 4, redis-server, nginx with 2 workers)
 # beside its srvscope clone, in one run on one machine, under the same built-in load:
-# peak throughput (closed loop), p50 latency at a fixed rate, CPU per request (utime+stime
-# of the whole process tree from /proc/PID/stat over the fixed-rate run). Original and
+# p50 latency at a fixed rate (the model's, or RATE), CPU per request (utime+stime of the
+# whole process tree from /proc/PID/stat over the fixed-rate run), peak throughput (closed
+# loop). Original and
 # clone take turns, ROUNDS times (medians), so a busy machine weighs on both alike.
 # The clones are of tests/fixtures/models/*.json (written from these servers), or of
 # models made here by `srvscope model` when srvscope has it (MODEL=fixture forces the
 # former). Prints the table and the clone/original ratios (goal: 0.85 to 1.15).
-#   ROUNDS=3 SECS=3 RATE=2000 CONNS=8 bench/clone.sh
+#   ROUNDS=3 SECS=3 CONNS=8 [RATE=R] [SERVERS="memcached redis nginx"] bench/clone.sh
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/memcached.sh"
 bench_need clone.sh memcached redis-server nginx python3
-ROUNDS=${ROUNDS:-3} SECS=${SECS:-3} RATE=${RATE:-2000} CONNS=${CONNS:-8}
+ROUNDS=${ROUNDS:-3} SECS=${SECS:-3} CONNS=${CONNS:-8} rates=""
 SERVERS=${SERVERS:-"memcached redis nginx"}
 
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -63,17 +64,19 @@ CONF
 
 url() { case $1 in memcached) echo "memcached://127.0.0.1:$2" ;; redis) echo "redis://127.0.0.1:$2" ;; nginx) echo "http://127.0.0.1:$2/" ;; esac; }
 
-# measure WHO ROOT URL: one round, appends "peak p50 cpu_us" to $OUT/WHO
+# measure WHO ROOT URL RATE: one round, appends "peak p50 cpu_us" to $OUT/WHO. The fixed
+# rate first: a clone calibrates its work per request on its first few thousand
+# requests, under the load its model was taken with.
 measure() {
 	local out c0 c1 n peak p50
-	out=$("$SRVSCOPE" load "$3" -c "$CONNS" -r 0 -d "$SECS" 2>&1)
-	peak=$(echo "$out" | sed -n 's/.* s, \([0-9.]*\) req\/s.*/\1/p')
 	ROOT=$2
 	c0=$(tree_cpu "$2")
-	out=$("$SRVSCOPE" load "$3" -c "$CONNS" -r "$RATE" -d "$SECS" 2>&1)
+	out=$("$SRVSCOPE" load "$3" -c "$CONNS" -r "$4" -d "$SECS" 2>&1)
 	c1=$(tree_cpu "$2")
 	n=$(echo "$out" | sed -n 's/^\([0-9]*\) req in.*/\1/p')
 	p50=$(echo "$out" | sed -n 's/.* p50 \([0-9.]*\) .*/\1/p')
+	out=$("$SRVSCOPE" load "$3" -c "$CONNS" -r 0 -d "$SECS" 2>&1)
+	peak=$(echo "$out" | sed -n 's/.* s, \([0-9.]*\) req\/s.*/\1/p')
 	[ -n "$peak" ] && [ -n "$p50" ] && [ "${n:-0}" -gt 0 ] ||
 		{ echo "clone.sh: the load on $1 failed: $out" >&2; exit 1; }
 	echo "$peak $p50 $(awk -v t=$((c1 - c0)) -v n="$n" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.1f", t * 1e6 / hz / n}')" >>"$OUT/$1"
@@ -97,10 +100,12 @@ for s in $SERVERS; do
 	clone=$!
 	BENCH_PIDS="$BENCH_PIDS $clone"
 	wait_port "$cp_" || { echo "clone.sh: the clone of $s did not start" >&2; exit 1; }
+	rate=${RATE:-$(python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["runs"]; print(r[-1]["rate"] if r and r[-1]["rate"] else 2000)' "$model")}
+	rates="$rates $s:$rate"
 	: >"$OUT/o.$s"; : >"$OUT/c.$s"
 	for _ in $(seq "$ROUNDS"); do
-		measure "o.$s" "$orig" "$(url "$s" "$op")"
-		measure "c.$s" "$clone" "$(url "$s" "$cp_")"
+		measure "o.$s" "$orig" "$(url "$s" "$op")" "$rate"
+		measure "c.$s" "$clone" "$(url "$s" "$cp_")" "$rate"
 	done
 	for who in o c; do
 		for col in 1 2 3; do
@@ -114,4 +119,4 @@ for s in $SERVERS; do
 	kill "$clone"; wait "$clone" 2>/dev/null
 	kill "$orig"; wait "$orig" 2>/dev/null
 done
-echo "(medians of $ROUNDS rounds taken in turn; $CONNS connections; p50 and CPU at $RATE req/s; peak closed loop; $SECS s each; models: $use_model)"
+echo "(medians of $ROUNDS rounds taken in turn; $CONNS connections; p50 and CPU at the model's rate (req/s:$rates); peak closed loop; $SECS s each; models: $use_model)"

@@ -119,7 +119,7 @@ static int get_num(struct ctx *c, const json_t *obj, const char *where, const ch
 		return fail(c, "%s.%s is not a number", where, key);
 	d = json_number_value(v);
 	if (!isfinite(d) || d < min || d > max || (integer && !whole(d)))
-		return fail(c, "%s.%s is %g: %s from %g to %g", where, key, d,
+		return fail(c, "%s.%s is %.15g: %s from %.15g to %.15g", where, key, d,
 			    integer ? "a whole number" : "a number", min, max);
 	*out = d;
 	return 0;
@@ -326,8 +326,8 @@ static unsigned cluster_threads(struct ctx *c, const json_t *cl, const char *whe
 			double d = json_number_value(json_array_get(spr, json_array_size(spr) - 1));
 
 			if (!isfinite(d) || d < 0 || d > CLONE_MAX_POOL || !whole(d))
-				return fail(c, "%s ends with %g: a thread count from 0 to %d", w, d,
-					    CLONE_MAX_POOL),
+				return fail(c, "%s ends with %.15g: a thread count from 0 to %d", w,
+					    d, CLONE_MAX_POOL),
 				       0;
 			n = (unsigned)d;
 		}
@@ -364,17 +364,21 @@ static int parse_bg(struct ctx *c, const json_t *cl, unsigned idx, struct clone_
 	if (work && !json_is_null(work)) {
 		if (!json_is_object(work))
 			return fail(c, "%s.work is not an object", where);
-		get_num(c, work, where, "work.on_cpu_us", 0, 10e6, false, false, 0, &bg->on_cpu_us);
+		char ww[64];
+
+		snprintf(ww, sizeof(ww), "%s.work", where);
+		get_num(c, work, ww, "on_cpu_us", 0, 10e6, false, false, 0, &bg->on_cpu_us);
 		sys = json_object_get(work, "syscalls");
 		if (json_is_array(sys))
 			json_array_foreach(sys, i, w)
 			{
-				char ws[80];
+				char ws[128];
 				const char *sn;
+				enum clone_sys s;
 
 				snprintf(ws, sizeof(ws), "%s.work.syscalls[%zu]", where, i);
 				sn = get_str(c, w, ws, "name", true);
-				enum clone_sys s = sn ? clone_sys__from_name(sn) : CS_NONE;
+				s = sn ? clone_sys__from_name(sn) : CS_NONE;
 
 				if (!sn)
 					return -EINVAL;

@@ -24,8 +24,8 @@ json.dump(m, open(sys.argv[3], "w"))' "$good" "$2" "$f" || { ok 1 "$1: model wri
 
 bad pool-0 'm["network_model"]["network_pool"] = 0' 'network_model.network_pool is 0'
 bad size-minus-1 'm["request"]["response_bytes"]["p50"] = -1' 'response_bytes.p50 is -1'
-bad threads-1e9 'm["network_model"]["network_pool"] = 10**9' 'network_pool is 1e\+09'
-bad bg-threads-1e9 'm["clusters"][2]["size_per_run"] = [10**9]' 'size_per_run ends with 1e\+09'
+bad threads-1e9 'm["network_model"]["network_pool"] = 10**9' 'network_pool is 1000000000'
+bad bg-threads-1e9 'm["clusters"][2]["size_per_run"] = [10**9]' 'size_per_run ends with 1000000000'
 bad newer-version 'm["version"] = 2' 'model version 2 is newer than this srvscope reads \(1\)'
 bad other-schema 'm["schema"] = "pprof"' "schema is 'pprof'"
 bad no-network-model 'del m["network_model"]' 'network_model is missing'
