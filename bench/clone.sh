@@ -64,18 +64,19 @@ CONF
 
 url() { case $1 in memcached) echo "memcached://127.0.0.1:$2" ;; redis) echo "redis://127.0.0.1:$2" ;; nginx) echo "http://127.0.0.1:$2/" ;; esac; }
 
-# measure WHO ROOT URL RATE: one round, appends "peak p50 cpu_us" to $OUT/WHO. The fixed
+# measure WHO ROOT URL RATE: one round, appends "peak p50 cpu_us" to $OUT/WHO (a load
+# that outlives its duration by 10 s is killed: one was seen to spin after its end). The fixed
 # rate first: a clone calibrates its work per request on its first few thousand
 # requests, under the load its model was taken with.
 measure() {
 	local out c0 c1 n peak p50
 	ROOT=$2
 	c0=$(tree_cpu "$2")
-	out=$("$SRVSCOPE" load "$3" -c "$CONNS" -r "$4" -d "$SECS" 2>&1)
+	out=$(timeout -k 2 $((SECS + 10)) "$SRVSCOPE" load "$3" -c "$CONNS" -r "$4" -d "$SECS" 2>&1)
 	c1=$(tree_cpu "$2")
 	n=$(echo "$out" | sed -n 's/^\([0-9]*\) req in.*/\1/p')
 	p50=$(echo "$out" | sed -n 's/.* p50 \([0-9.]*\) .*/\1/p')
-	out=$("$SRVSCOPE" load "$3" -c "$CONNS" -r 0 -d "$SECS" 2>&1)
+	out=$(timeout -k 2 $((SECS + 10)) "$SRVSCOPE" load "$3" -c "$CONNS" -r 0 -d "$SECS" 2>&1)
 	peak=$(echo "$out" | sed -n 's/.* s, \([0-9.]*\) req\/s.*/\1/p')
 	[ -n "$peak" ] && [ -n "$p50" ] && [ "${n:-0}" -gt 0 ] ||
 		{ echo "clone.sh: the load on $1 failed: $out" >&2; exit 1; }
