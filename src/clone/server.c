@@ -339,6 +339,7 @@ struct net {
 
 static struct net *nets;
 static unsigned nnets;
+static unsigned pool_net, pool_acc; /* this process's network threads and acceptors */
 
 static void close_conn(struct net *n, struct conn *c)
 {
@@ -1226,7 +1227,7 @@ static int start_network_pool(void)
 
 	if (M->per_conn != CLONE_PER_CONN_NONE)
 		return 0;
-	nnets = M->network_pool;
+	nnets = pool_net;
 	nets = xcalloc(nnets, sizeof(*nets));
 	if (M->handoff == CLONE_HANDOFF_SHARED_EPOLL)
 		shared = epoll_create1(EPOLL_CLOEXEC);
@@ -1261,11 +1262,28 @@ static void wait_forever(void)
 		sigsuspend(&none);
 }
 
+static int run_acceptors(bool main_accepts)
+{
+	unsigned i;
+	int err;
+
+	for (i = main_accepts ? 1 : 0; i < pool_acc; i++)
+		if ((err = start_thread(acceptor, (void *)(uintptr_t)(i + 1))))
+			return err;
+	if (main_accepts)
+		acceptor((void *)(uintptr_t)0);
+	else
+		wait_forever();
+	return 0;
+}
+
 static int run_tree(void)
 {
 	unsigned i, per;
 	int err;
 
+	pool_net = M->network_pool;
+	pool_acc = M->accept_pool;
 	if (M->network_accepts && M->per_conn == CLONE_PER_CONN_NONE) {
 		if (M->multi_process && M->processes > 1) {
 			/* a master (main thread, background) and worker processes */
@@ -1296,16 +1314,33 @@ static int run_tree(void)
 			return err;
 		return run_event_loops(M->network_pool, 0, M->main_network);
 	}
+	if (M->multi_process && M->processes > 1 && M->per_conn == CLONE_PER_CONN_NONE) {
+		/* child processes each with their share of acceptors and network threads fed
+		 * by them (apache's event MPM: a listener thread and workers per child) */
+		for (i = 0; i < M->processes; i++) {
+			pid_t p = fork_child();
+
+			if (p < 0)
+				return error("clone: fork: %s", strerror(errno));
+			if (p == 0) {
+				in_child(M->comm);
+				pool_net = M->network_pool / M->processes +
+					   (i < M->network_pool % M->processes);
+				pool_acc = M->accept_pool / M->processes +
+					   (i < M->accept_pool % M->processes);
+				if (!pool_acc)
+					pool_acc = 1;
+				_exit(start_network_pool() || run_acceptors(false) ? 1 : 0);
+			}
+		}
+		if ((err = start_bg()))
+			return err;
+		wait_forever();
+		return 0;
+	}
 	if ((err = start_network_pool()) || (err = start_bg()))
 		return err;
-	for (i = M->main_accepts ? 1 : 0; i < M->accept_pool; i++)
-		if ((err = start_thread(acceptor, (void *)(uintptr_t)(i + 1))))
-			return err;
-	if (M->main_accepts)
-		acceptor((void *)(uintptr_t)0);
-	else
-		wait_forever();
-	return 0;
+	return run_acceptors(M->main_accepts);
 }
 
 static const char *io_name(enum clone_io io)
