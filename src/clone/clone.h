@@ -158,7 +158,8 @@ struct clone_model {
 	double on_cpu_us_per_request;
 	unsigned nsteps;
 	struct clone_step steps[CLONE_MAX_STEPS];
-	uint64_t file_size; /* the scratch file per-request file work uses */
+	uint64_t file_size;    /* the scratch file per-request file work uses */
+	uint64_t answer_bytes; /* what the cycle's write steps carried, 0 unknown */
 	unsigned nbg;
 	struct clone_bg bg[CLONE_MAX_BG];
 };
@@ -211,8 +212,10 @@ struct clone_check_opts {
 int clone__check(const char *path, const struct clone_model *m, const struct clone_opts *o,
 		 const struct clone_check_opts *co);
 
-/* Draws one size from d (uniform within the chosen histogram bucket). seed: per-thread. */
-uint64_t clone_dist__draw(const struct clone_dist *d, uint64_t *seed);
+/* Draws one size from d: a bucket as often as the histogram has it, then prefer when it
+ * falls in that bucket (the size the cycle's answer had: histogram buckets are coarse),
+ * else uniform within it. seed: per-thread. */
+uint64_t clone_dist__draw(const struct clone_dist *d, uint64_t prefer, uint64_t *seed);
 
 /* The protocol parsers and response builders (proto.c), pure, for the server and tests. */
 enum clone_req_kind { CLONE_REQ_GET, CLONE_REQ_SET, CLONE_REQ_OTHER, CLONE_REQ_QUIT };

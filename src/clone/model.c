@@ -808,6 +808,17 @@ static int parse_root(struct ctx *c, const json_t *root, struct clone_model *m)
 	if (parse_cycle(c, sp, m) || parse_files(c, root, m) || parse_offsets(c, sp, m))
 		return -EINVAL;
 	default_cycle(m);
+	for (v = 0; v < (int)m->nsteps; v++) {
+		const struct clone_step *st = &m->steps[v];
+		unsigned k;
+
+		if (!is_write(st->sys))
+			continue;
+		if (!st->niov)
+			m->answer_bytes += st->bytes;
+		for (k = 0; k < st->niov; k++)
+			m->answer_bytes += st->iov[k];
+	}
 	if (total_threads(m) > CLONE_MAX_THREADS)
 		return fail(c, "the model asks for %u threads: at most %d", total_threads(m),
 			    CLONE_MAX_THREADS);
@@ -869,7 +880,7 @@ int clone_model__load(const char *path, struct clone_model *m, char *err, size_t
 	return ret;
 }
 
-uint64_t clone_dist__draw(const struct clone_dist *d, uint64_t *seed)
+uint64_t clone_dist__draw(const struct clone_dist *d, uint64_t prefer, uint64_t *seed)
 {
 	uint64_t total = 0, r, lo = 0, hi;
 	unsigned i;
@@ -891,6 +902,8 @@ uint64_t clone_dist__draw(const struct clone_dist *d, uint64_t *seed)
 		hi = d->max;
 	if (hi <= lo)
 		return hi;
+	if (prefer > lo && prefer <= hi)
+		return prefer;
 	*seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
 	return lo + 1 + (*seed >> 11) % (hi - lo);
 }

@@ -330,7 +330,7 @@ struct net {
 	int listen_fd; /* event loops that accept: their listener, else -1 */
 	uint64_t seed;
 	char *out;
-	size_t outcap;
+	size_t outcap, outlen;
 	int filefd; /* the per-request file opened by an open step, else -1 */
 	struct cpu_ctl ctl;
 	struct conn **conns; /* by fd */
@@ -638,86 +638,113 @@ static void other_step(struct net *n, struct conn *c, const struct clone_step *s
 	}
 }
 
-/* Answers one parsed request with the steps from the first non-read on: file work, the
- * answer split over the write steps, anything else replayable. Returns <0 to close. */
-static int serve_request(struct net *n, struct conn *c, const struct clone_req *r, unsigned first)
+/* The answer to r, appended to n->out: its size drawn from the modelled responses, a get
+ * drawn above a set's answer (a get answers a value). */
+static void answer(struct net *n, const struct clone_req *r)
 {
-	uint64_t want, shown = 0;
-	size_t len, sent = 0;
-	unsigned i, writes = 0, w = 0;
-	int err;
+	uint64_t want = clone_dist__draw(&M->response, M->answer_bytes, &n->seed);
+	unsigned i;
 
-	want = clone_dist__draw(&M->response, &n->seed);
-	if (r->kind == CLONE_REQ_GET) { /* a get answers a value: draw above a set's answer */
-		for (i = 0; i < 8 && want <= 16 && M->response.max > 16; i++)
-			want = clone_dist__draw(&M->response, &n->seed);
-	}
+	for (i = 0; r->kind == CLONE_REQ_GET && i < 8 && want <= 16 && M->response.max > 16; i++)
+		want = clone_dist__draw(&M->response, M->answer_bytes, &n->seed);
 	if (want > CLONE_MAX_SIZE)
 		want = CLONE_MAX_SIZE;
-	if (n->outcap < want + 512)
-		xgrow((void **)&n->out, &n->outcap, want + 512, 1);
-	len = clone_proto__answer(M->proto, r, want, n->out, n->outcap);
-	for (i = first; i < M->nsteps; i++)
-		if (is_write(M->steps[i].sys))
-			writes++;
-	request_work(&n->ctl);
-	__atomic_fetch_add(&C->requests, 1, __ATOMIC_RELAXED);
+	if (n->outcap < n->outlen + want + 512)
+		xgrow((void **)&n->out, &n->outcap, n->outlen + want + 512, 1);
+	n->outlen +=
+		clone_proto__answer(M->proto, r, want, n->out + n->outlen, n->outcap - n->outlen);
+}
+
+/* The steps of a request that neither read its socket nor write its answer (file work,
+ * epoll_ctl, ...), those before the first write (before) or after it. */
+static void side_steps(struct net *n, struct conn *c, unsigned first, bool before)
+{
+	bool written = false;
+	unsigned i;
+
 	for (i = first; i < M->nsteps; i++) {
 		const struct clone_step *st = &M->steps[i];
 
-		if (is_read(st->sys) && !st->file)
-			continue;
 		if (is_write(st->sys)) {
-			size_t part = len - sent;
-
-			w++;
-			/* every write step but the last carries what it carried in the original */
-			if (w < writes && step_bytes(st) < part)
-				part = step_bytes(st);
-			if (!part && len)
-				continue;
-			err = send_all(c, st, n->out + sent, part, w == writes);
-			if (err)
-				return err;
-			sent += part;
-			shown += part;
-		} else if (st->file ||
-			   (st->sys >= CS_STAT && st->sys <= CS_FDATASYNC && st->sys != CS_CLOSE)) {
-			do_file(n, st);
-		} else if (st->sys == CS_CLOSE) {
-			do_file(n, st);
-		} else {
-			other_step(n, c, st);
+			written = true;
+			continue;
 		}
+		if ((is_read(st->sys) && !st->file) || written == before)
+			continue;
+		if (st->file || (st->sys >= CS_STAT && st->sys <= CS_FDATASYNC))
+			do_file(n, st);
+		else
+			other_step(n, c, st);
 	}
-	if (sent < len) /* no write step reached the end: the rest, plainly */
-		return send_all(c, &(struct clone_step){.sys = CS_WRITE}, n->out + sent, len - sent,
-				true);
-	return r->close || r->kind == CLONE_REQ_QUIT ? -ECONNRESET : 0;
 }
 
-/* Answers every whole request in c->in. Returns the number answered or <0 to close. */
+/* Sends n->out with the cycle's write steps: each but the last carries what it carried
+ * in the original, the last the rest (and plain writes what no step reached). */
+static int send_answers(struct net *n, struct conn *c, unsigned first)
+{
+	size_t len = n->outlen, sent = 0;
+	unsigned i, writes = 0, w = 0;
+	int err;
+
+	for (i = first; i < M->nsteps; i++)
+		if (is_write(M->steps[i].sys))
+			writes++;
+	for (i = first; i < M->nsteps; i++) {
+		const struct clone_step *st = &M->steps[i];
+		size_t part = len - sent;
+
+		if (!is_write(st->sys))
+			continue;
+		w++;
+		if (w < writes && step_bytes(st) < part)
+			part = step_bytes(st);
+		if (!part && len)
+			continue;
+		if ((err = send_all(c, st, n->out + sent, part, w == writes)))
+			return err;
+		sent += part;
+	}
+	if (sent < len)
+		return send_all(c, &(struct clone_step){.sys = CS_WRITE}, n->out + sent, len - sent,
+				true);
+	return 0;
+}
+
+/* Answers every whole request in c->in, their answers sent together (as memcached sends
+ * the answers of pipelined requests in one sendmsg). Returns the number answered or <0
+ * to close. */
 static int serve_buffered(struct net *n, struct conn *c, unsigned first)
 {
 	struct clone_req r;
-	int got, done = 0;
+	int got, done = 0, k, err;
+	bool close = false;
 	uint64_t raw = 0;
 
-	for (;;) {
+	n->outlen = 0;
+	while (!close) {
 		if (M->proto == CLONE_RAW)
-			raw = clone_dist__draw(&M->request, &n->seed);
+			raw = clone_dist__draw(&M->request, 0, &n->seed);
 		got = clone_proto__parse(M->proto, c->in, c->inlen, raw, &r);
 		if (got < 0)
 			return got;
 		if (!got)
-			return done;
-		got = serve_request(n, c, &r, first);
+			break;
+		request_work(&n->ctl);
+		__atomic_fetch_add(&C->requests, 1, __ATOMIC_RELAXED);
+		side_steps(n, c, first, true);
+		answer(n, &r);
 		memmove(c->in, c->in + r.len, c->inlen - r.len);
 		c->inlen -= r.len;
-		if (got < 0)
-			return got;
+		close = r.close || r.kind == CLONE_REQ_QUIT;
 		done++;
 	}
+	if (!done)
+		return 0;
+	if ((err = send_answers(n, c, first)))
+		return err;
+	for (k = 0; k < done; k++)
+		side_steps(n, c, first, false);
+	return close ? -ECONNRESET : done;
 }
 
 /* The network thread's cycle on a readable connection: the reads before the first write,
@@ -1053,6 +1080,9 @@ static void *acceptor(void *arg)
 
 /* ---- background threads ---- */
 
+static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t idle_cond = PTHREAD_COND_INITIALIZER;
+
 static void *bg_thread(void *arg)
 {
 	const struct clone_bg *bg = arg;
@@ -1068,10 +1098,17 @@ static void *bg_thread(void *arg)
 		ep = epoll_create1(EPOLL_CLOEXEC);
 	while (!stopping) {
 		if (bg->period_ms <= 0) { /* idle: waits, as the original did, for nothing */
-			if (ep >= 0)
+			if (ep >= 0) {
 				epoll_wait(ep, (struct epoll_event[1]){}, 1, -1);
-			else
-				pause();
+			} else if (bg->wait == CS_NANOSLEEP || bg->wait == CS_CLOCK_NANOSLEEP) {
+				ts.tv_sec = 1;
+				ts.tv_nsec = 0;
+				nanosleep(&ts, NULL);
+			} else { /* futex, the commonest idle wait: a condition never signalled */
+				pthread_mutex_lock(&idle_lock);
+				pthread_cond_wait(&idle_cond, &idle_lock);
+				pthread_mutex_unlock(&idle_lock);
+			}
 			continue;
 		}
 		ts.tv_sec = (time_t)(bg->period_ms / 1000);

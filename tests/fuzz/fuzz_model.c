@@ -28,9 +28,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		assert(m.steps[i].sys > CS_NONE && m.steps[i].sys < CS__COUNT &&
 		       m.steps[i].niov <= CLONE_MAX_IOV && m.steps[i].bytes <= CLONE_MAX_SIZE);
 	for (i = 0; i < 16; i++) {
-		v = clone_dist__draw(&m.response, &seed);
+		v = clone_dist__draw(&m.response, m.answer_bytes, &seed);
 		assert(v <= CLONE_MAX_SIZE);
-		v = clone_dist__draw(&m.request, &seed);
+		v = clone_dist__draw(&m.request, 0, &seed);
 		assert(v <= CLONE_MAX_SIZE);
 	}
 	return 0;
