@@ -860,6 +860,13 @@ static void epoll_loop(struct net *n, bool single)
 					new_conn(n, cfd);
 					epoll_add(n, cfd, 0);
 				}
+				if (M->epoll_exclusive) { /* nginx takes the listener out and
+							   * adds it back exclusive after
+							   * accepting: as it does */
+					count(CS_EPOLL_CTL);
+					epoll_ctl(n->epfd, EPOLL_CTL_DEL, fd, NULL);
+					epoll_add(n, fd, EPOLLEXCLUSIVE);
+				}
 				continue;
 			}
 			if (fd == n->wakefd) {
