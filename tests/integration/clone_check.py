@@ -11,7 +11,11 @@ usage:
   clone_check.py hold PORT PROTO K   K connections, one request each, held open until stdin
                                      closes; prints "held" once all are answered
   clone_check.py mix MODEL STRACE N  strace -c -f output against the model's syscalls per
-                                     request (those of 0.5 and more): within 10 %"""
+                                     request (those of 0.5 and more): within 10 %
+  clone_check.py compare ORIG CLONE  two models (srvscope model of the original and of its
+                                     clone): the network model field for field, syscalls
+                                     per request (0.5 and more) within 10 %, the answers'
+                                     commonest iov layouts and median size the same"""
 import json
 import os
 import re
@@ -156,10 +160,46 @@ def mix(path, strace, n):
     return 1 if bad or not shown else 0
 
 
+def compare(orig, clone):
+    a, b = model_of(orig), model_of(clone)
+    bad, good = [], []
+    for k in ("network_model_characteristics", "network_model"):
+        for f in a[k]:
+            if f == "roles":
+                continue
+            if a[k][f] != b[k][f]:
+                bad.append("%s.%s: %s, the clone's %s" % (k, f, a[k][f], b[k][f]))
+            else:
+                good.append(f)
+    sb = {s["name"]: s for s in b["syscall_profile"]["syscalls"]}
+    writes = {s["syscall"] for s in a["syscall_profile"]["cycle"]}
+    for s in a["syscall_profile"]["syscalls"]:
+        c = sb.get(s["name"], {"per_request": 0, "iov": None})
+        if s["per_request"] >= 0.5:
+            if abs(c["per_request"] - s["per_request"]) > 0.1 * s["per_request"]:
+                bad.append("%s: %.3f per request, the clone %.3f" % (s["name"], s["per_request"], c["per_request"]))
+            else:
+                good.append("%s %.2f/%.2f" % (s["name"], s["per_request"], c["per_request"]))
+        if s["name"] in writes and s.get("iov"):
+            la = max(s["iov"], key=lambda l: l["share"])["layout"]
+            lb = max(c["iov"], key=lambda l: l["share"])["layout"] if c.get("iov") else None
+            if la != lb:
+                bad.append("%s iov: %s, the clone's %s" % (s["name"], la, lb))
+            else:
+                good.append("%s iov %s" % (s["name"], la))
+    ra, rb = a["request"]["response_bytes"]["p50"], b["request"]["response_bytes"]["p50"]
+    if ra != rb:
+        bad.append("response p50: %s bytes, the clone's %s" % (ra, rb))
+    print("; ".join(bad) if bad else "the same: " + ", ".join(good) + ", response p50 %s" % ra)
+    return 1 if bad else 0
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "tree":
         return tree(sys.argv[2], int(sys.argv[3]))
+    if cmd == "compare":
+        return compare(sys.argv[2], sys.argv[3])
     if cmd == "mix":
         return mix(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     port, proto, n = int(sys.argv[2]), sys.argv[3], int(sys.argv[4])

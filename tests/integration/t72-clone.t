@@ -1,7 +1,7 @@
 #!/bin/bash
 # srvscope clone of the memcached and nginx models (tests/fixtures/models): the clone has
 # the modelled process and thread structure (threads counted by name in /proc), answers a
-# client of the model's protocol, makes the model's syscalls per request (strace -c of the
+# client of the model's protocol and the built-in load (srvscope load), makes the model's syscalls per request (strace -c of the
 # whole tree, within 10 %), and stops cleanly on SIGTERM / SIGINT.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/t72-clone-lib.sh"
@@ -28,6 +28,10 @@ for spec in memcached:memcached:TERM nginx:http:INT; do
 	out=$(python3 "$CH" mix "$model" "$TMP/$name.strace" $N); rc=$?
 	ok $rc "$name: syscalls per request within 10 % of the model: $out"
 	[ $rc -eq 0 ] || sed 's/^/#   /' "$TMP/$name.strace"
+	# the built-in load the model was taken with answers without an error
+	url="$proto://127.0.0.1:$CLONE_PORT/"
+	out=$(timeout -k 2 10 "$SRVSCOPE" load "$url" -c 8 -r 1000 -d 1 --reconnect 0.3 2>&1)
+	like "$out" '^[1-9][0-9]* req in .*, 0 errors$' "$name: srvscope load (8 connections, reconnecting) gets every answer: $out"
 	stop_clone "$sig" "$name"
 done
 done_testing
