@@ -552,6 +552,57 @@ static int parse_files(struct ctx *c, const json_t *root, struct clone_model *m)
 	return 0;
 }
 
+/* The answer's iovec layout: the commonest the syscall had over all requests (its "iov"
+ * shares), rather than the one step of the commonest cycle, which may be another kind of
+ * answer (memcached's cycle can be a set's 8-byte STORED while 80 % of the answers are a
+ * get's [21, 102, 5]). */
+static int commonest_iov(struct ctx *c, const json_t *sp, struct clone_model *m)
+{
+	json_t *sys = sp ? json_object_get(sp, "syscalls") : NULL, *s, *l, *best;
+	size_t i, k;
+	unsigned n;
+
+	if (!json_is_array(sys))
+		return 0;
+	for (n = 0; n < m->nsteps; n++) {
+		struct clone_step *st = &m->steps[n];
+		double share = -1;
+
+		if (!is_write(st->sys) || st->sys == CS_SENDFILE || !st->niov)
+			continue;
+		best = NULL;
+		json_array_foreach(sys, i, s)
+		{
+			const char *name = json_string_value(json_object_get(s, "name"));
+			json_t *iov = json_object_get(s, "iov");
+
+			if (!name || clone_sys__from_name(name) != st->sys || !json_is_array(iov))
+				continue;
+			json_array_foreach(iov, k, l)
+			{
+				double sh = json_number_value(json_object_get(l, "share"));
+
+				if (json_is_array(json_object_get(l, "layout")) && sh > share) {
+					share = sh;
+					best = json_object_get(l, "layout");
+				}
+			}
+		}
+		if (best) {
+			char where[64];
+			struct clone_step tmp = *st;
+
+			snprintf(where, sizeof(where), "syscall_profile.syscalls[%s]",
+				 clone_sys__name(st->sys));
+			tmp.niov = 0;
+			if (parse_iov(c, best, where, &tmp))
+				return -EINVAL;
+			*st = tmp;
+		}
+	}
+	return 0;
+}
+
 /* pread/pwrite offsets make the scratch file as large as the original's reads reached. */
 static int parse_offsets(struct ctx *c, const json_t *sp, struct clone_model *m)
 {
@@ -805,7 +856,8 @@ static int parse_root(struct ctx *c, const json_t *root, struct clone_model *m)
 	m->accept_timeout_ms = -1;
 	m->wait_timeout_ms = -1;
 	m->maxevents = 32;
-	if (parse_cycle(c, sp, m) || parse_files(c, root, m) || parse_offsets(c, sp, m))
+	if (parse_cycle(c, sp, m) || commonest_iov(c, sp, m) || parse_files(c, root, m) ||
+	    parse_offsets(c, sp, m))
 		return -EINVAL;
 	default_cycle(m);
 	for (v = 0; v < (int)m->nsteps; v++) {

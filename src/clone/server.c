@@ -207,10 +207,10 @@ static void calibrate(void)
 
 /* Per network thread: every window of requests, the CPU they took against the modelled
  * CPU per request, and the shared spin moved by half the difference. The window grows
- * from 64 to 1024 requests: the thread's CPU clock is a real syscall (no vDSO), which a
- * fixed short window would add to every profile of the clone (3 % of its syscalls).
- * After CALIBRATION_ROUNDS adjustments (a few thousand requests) the spin stays: it
- * stands for the application's own work per request, which does not change with the
+ * from 256 to 1024 requests (shorter ones catch too few wake-ups and aim low): the thread's CPU
+ * clock is a real syscall (no vDSO), which a fixed short window would add to every profile of the
+ * clone (3 % of its syscalls). After CALIBRATION_ROUNDS adjustments (a few thousand requests) the
+ * spin stays: it stands for the application's own work per request, which does not change with the
  * load, while the kernel's share does (fewer wake-ups per request at peak, for the clone
  * as for the original). So the clone is calibrated under the load the model was taken
  * with, and then keeps its work when the load changes. */
@@ -232,7 +232,7 @@ static void request_work(struct cpu_ctl *ctl)
 	if (atomic_load_explicit(&calibrations, memory_order_relaxed) >= CALIBRATION_ROUNDS)
 		return;
 	if (!ctl->window)
-		ctl->window = 64;
+		ctl->window = 256;
 	if (!ctl->n++) {
 		ctl->t0 = thread_cpu_ns();
 	} else if (ctl->n == ctl->window + 1) {
@@ -1421,7 +1421,9 @@ int clone__run(const struct clone_model *m, const struct clone_opts *o, struct c
 	prctl(PR_SET_NAME, m->comm);
 
 	calibrate();
-	atomic_store(&spin_ns, (int64_t)(m->on_cpu_us_per_request * 1000 / 2));
+	/* from no spin up: an overshoot while calibrating would slow the first requests
+	 * and batch their wake-ups, which no profile of the original shows */
+	atomic_store(&spin_ns, 0);
 	if ((err = make_scratch()))
 		goto out;
 	/* the listeners, all made before anything answers: one, or with SO_REUSEPORT one per
