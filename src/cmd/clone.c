@@ -24,6 +24,8 @@ static const char usage_text[] =
 	"  -P, --port P        TCP port to listen on (default: the model's; 0: any free one)\n"
 	"  -l, --listen ADDR   IPv4 address to listen on (default: the model's, 127.0.0.1)\n"
 	"  -q, --quiet         no line on stderr once it listens\n"
+	"      --cpu-us US     on-CPU microseconds per request to reproduce instead of the\n"
+	"                      model's (a model recorded under tracing counts its cost too)\n"
 	"      --framing F     for a model whose load is not memcached, redis nor HTTP: how\n"
 	"                      requests end: 'size' (the modelled request size, the default)\n"
 	"                      or 'line' (a newline; answers end with one too)\n"
@@ -48,6 +50,7 @@ int cmd_clone(int argc, char **argv)
 						 {"conns", required_argument, NULL, 'c'},
 						 {"duration", required_argument, NULL, 'd'},
 						 {"framing", required_argument, NULL, 'F'},
+						 {"cpu-us", required_argument, NULL, 'U'},
 						 {"load", required_argument, NULL, 'L'},
 						 {"help", no_argument, NULL, 'h'},
 						 {0}};
@@ -57,6 +60,7 @@ int cmd_clone(int argc, char **argv)
 	char err[512];
 	bool check = false;
 	const char *framing = NULL;
+	double cpu_us = -1;
 	long v;
 	int c;
 
@@ -99,6 +103,10 @@ int cmd_clone(int argc, char **argv)
 		case 'L':
 			co.load = optarg;
 			break;
+		case 'U':
+			if (parse_double("--cpu-us", optarg, 0, 10e6, &cpu_us))
+				return EXIT_USAGE;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
@@ -116,6 +124,8 @@ int cmd_clone(int argc, char **argv)
 	if (framing && m.proto != CLONE_RAW)
 		return usage_error("clone", "--framing is for a model whose load is not memcached, "
 					    "redis nor HTTP (this one's is)");
+	if (cpu_us >= 0)
+		m.on_cpu_us_per_request = cpu_us;
 	if (framing && !strcmp(framing, "line"))
 		m.proto = CLONE_LINE;
 	if (co.load && !check)
