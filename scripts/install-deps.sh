@@ -9,6 +9,8 @@ linux-perf bpftrace memcached libmemcached-tools redis-server python3 nodejs
 nginx-light apache2 apache2-utils postgresql postgresql-contrib haproxy"
 # srvscope report: the HTML report is opened in headless Chromium by t78.
 PKGS="$PKGS chromium"
+# srvscope clone's tests count the clone's syscalls with strace (t72)
+PKGS="$PKGS strace"
 # libFuzzer's runtime (make check links the fuzz targets) ships apart from clang, under
 # clang's major version: libclang-rt-14-dev on Debian 12.
 clang_major=$(clang --version 2>/dev/null | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)

@@ -24,6 +24,7 @@ static const struct command commands[] = {
 	{"load", cmd_load, "open-loop load on a memcached, redis or HTTP server, with latencies"},
 	{"critical", cmd_critical, "the critical path of a thread, across threads and hosts"},
 	{"report", cmd_report, "one self-contained HTML report (flame graphs, tables) of traces"},
+	{"clone", cmd_clone, "run a synthetic server built from a srvscope model"},
 };
 
 static void usage(FILE *f)

@@ -12,5 +12,6 @@ int cmd_timeline(int argc, char **argv);
 int cmd_load(int argc, char **argv);
 int cmd_critical(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_clone(int argc, char **argv);
 
 #endif
