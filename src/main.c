@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{"flame", cmd_flame, "off-CPU, wake-up and on-CPU flame graphs from a trace file"},
 	{"timeline", cmd_timeline,
 	 "each thread's running, runnable and blocked time, for Perfetto"},
+	{"cpu", cmd_cpu, "where CPU time goes: functions, components, threads, cores"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,462 @@
+/* The sampling session of 'srvscope cpu': a cpu-clock perf event on every CPU runs the
+ * BPF program of cpu.bpf.c, which counts (thread, kernel stack, user stack) in a hash map;
+ * every interval the counts are taken out in one batch, their stacks symbolized (once per
+ * process and stack id) and added to a profile. */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <linux/types.h>
+
+#include "bpf/cpu.h"
+#include "cpu.skel.h"
+#include "cpu/cpu.h"
+#include "proc/maps.h"
+#include "proc/task.h"
+#include "symbol/symbolizer.h"
+#include "util/util.h"
+
+#define BATCH 1024
+
+struct cpu_proc_sym {
+	pid_t pid;
+	struct proc_maps *maps;
+	struct symbolizer *sym;
+	char comm[16];
+};
+
+struct cached_stack {
+	uint32_t nr;
+	uint32_t *frames;
+};
+
+struct cpu_session {
+	struct cpu_opts o;
+	struct cpu_bpf *skel;
+	int nr_cpus;
+	int *fds;
+	struct bpf_link **links;
+	struct u64map target_set;
+	pid_t *targets; /* every process looked at; the roots are o.pids */
+	size_t nr_targets, cap_targets;
+	struct cpu_proc_sym *procs;
+	size_t nr_procs, cap_procs;
+	struct u64map proc_idx;	  /* pid -> index + 1 */
+	struct u64map kstack_idx; /* kernel stack id -> index + 1 into cache */
+	struct u64map ustack_idx; /* pid << 32 | user stack id -> index + 1 */
+	struct cached_stack *cache;
+	size_t nr_cache, cap_cache;
+	struct symbolizer *ksym; /* for kernel addresses, which need no maps */
+	uint64_t *ips;
+	uint64_t lost_reported;
+};
+
+static int libbpf_silent(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
+static int libbpf_debug(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return vfprintf(stderr, fmt, ap);
+}
+
+static void track(struct cpu_session *s, pid_t pid)
+{
+	bool created;
+
+	if (pid <= 0 || pid >= (pid_t)(ARRAY_SIZE(s->skel->bss->target_bits) * 64))
+		return;
+	u64map__slot(&s->target_set, (uint64_t)pid, &created);
+	if (!created)
+		return;
+	__atomic_fetch_or(&s->skel->bss->target_bits[pid / 64], 1ull << (pid % 64),
+			  __ATOMIC_SEQ_CST);
+	xgrow((void **)&s->targets, &s->cap_targets, s->nr_targets + 1, sizeof(pid_t));
+	s->targets[s->nr_targets++] = pid;
+}
+
+/* Adds the descendants of the roots that appeared since the last look. */
+static void follow(struct cpu_session *s)
+{
+	pid_t *tree = NULL;
+	int n, i;
+
+	if (s->o.all || !s->o.children)
+		return;
+	n = proc__tree(s->o.pids, s->o.nr_pids, &tree);
+	for (i = 0; i < n; i++)
+		track(s, tree[i]);
+	free(tree);
+}
+
+static int open_events(struct cpu_session *s)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(a),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = s->o.hz,
+	};
+	int cpu;
+
+	s->fds = xcalloc(s->nr_cpus, sizeof(int));
+	s->links = xcalloc(s->nr_cpus, sizeof(*s->links));
+	for (cpu = 0; cpu < s->nr_cpus; cpu++)
+		s->fds[cpu] = -1;
+	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		int fd = syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+		s->fds[cpu] = fd;
+		if (fd < 0) {
+			if (errno == ENODEV) /* CPU offline */
+				continue;
+			if (errno == EACCES || errno == EPERM)
+				return error("cannot open the cpu-clock event: permission denied "
+					     "(run as root, or grant CAP_PERFMON)");
+			return error("cannot open the cpu-clock event on CPU %d: %s", cpu,
+				     strerror(errno));
+		}
+		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.cpu_sample, fd);
+		if (!s->links[cpu])
+			return error("cannot attach the sampler on CPU %d: %s", cpu,
+				     strerror(errno));
+	}
+	return 0;
+}
+
+struct cpu_session *cpu_session__new(const struct cpu_opts *o)
+{
+	struct cpu_session *s = xcalloc(1, sizeof(*s));
+	size_t i;
+	int err;
+
+	s->o = *o;
+	s->o.pids = NULL;
+	if (o->nr_pids) {
+		pid_t *p = xmalloc(o->nr_pids * sizeof(pid_t));
+
+		memcpy(p, o->pids, o->nr_pids * sizeof(pid_t));
+		s->o.pids = p;
+	}
+	s->nr_cpus = libbpf_num_possible_cpus();
+	if (s->nr_cpus <= 0)
+		s->nr_cpus = 1;
+	s->ips = xcalloc(CPU_MAX_DEPTH, sizeof(uint64_t));
+	s->ksym = symbolizer__new(0, NULL);
+	libbpf_set_print(getenv("SRVSCOPE_BPF_DEBUG") ? libbpf_debug : libbpf_silent);
+	s->skel = cpu_bpf__open();
+	if (!s->skel) {
+		error("cannot open the BPF program: %s", strerror(errno));
+		goto fail;
+	}
+	s->skel->rodata->filter_all = o->all;
+	s->skel->rodata->self_tgid = getpid();
+	err = cpu_bpf__load(s->skel);
+	if (err == -EPERM || (err == -EACCES && geteuid())) {
+		error("cannot load the sampler: permission denied (run as root, or grant CAP_BPF "
+		      "and CAP_PERFMON)");
+		goto fail;
+	}
+	if (err) {
+		error("cannot load the sampler: %s", strerror(-err));
+		goto fail;
+	}
+	for (i = 0; i < o->nr_pids; i++)
+		track(s, o->pids[i]);
+	follow(s);
+	if (open_events(s))
+		goto fail;
+	return s;
+fail:
+	cpu_session__delete(s);
+	return NULL;
+}
+
+void cpu_session__delete(struct cpu_session *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; s->fds && i < (size_t)s->nr_cpus; i++) {
+		bpf_link__destroy(s->links[i]);
+		if (s->fds[i] >= 0)
+			close(s->fds[i]);
+	}
+	free(s->fds);
+	free(s->links);
+	cpu_bpf__destroy(s->skel);
+	for (i = 0; i < s->nr_procs; i++) {
+		symbolizer__delete(s->procs[i].sym);
+		proc_maps__delete(s->procs[i].maps);
+	}
+	symbolizer__delete(s->ksym);
+	free(s->procs);
+	u64map__free(&s->proc_idx);
+	for (i = 0; i < s->nr_cache; i++)
+		free(s->cache[i].frames);
+	free(s->cache);
+	u64map__free(&s->kstack_idx);
+	u64map__free(&s->ustack_idx);
+	u64map__free(&s->target_set);
+	free(s->targets);
+	free((void *)s->o.pids);
+	free(s->ips);
+	free(s);
+}
+
+static struct cpu_proc_sym *proc_sym(struct cpu_session *s, pid_t pid)
+{
+	struct cpu_proc_sym *ps;
+	uint64_t *slot;
+	bool created;
+
+	slot = u64map__slot(&s->proc_idx, (uint64_t)pid, &created);
+	if (!created) {
+		ps = &s->procs[*slot - 1];
+		return ps;
+	}
+	xgrow((void **)&s->procs, &s->cap_procs, s->nr_procs + 1, sizeof(*s->procs));
+	ps = &s->procs[s->nr_procs];
+	memset(ps, 0, sizeof(*ps));
+	ps->pid = pid;
+	ps->maps = proc_maps__read(pid);
+	if (ps->maps)
+		ps->sym = symbolizer__new(pid, ps->maps);
+	*slot = ++s->nr_procs;
+	return ps;
+}
+
+/* The maps of every process met, read again when they changed since the last interval
+ * (a library loaded): before the stacks of the interval are symbolized. */
+static void refresh_maps(struct cpu_session *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_procs; i++) {
+		struct cpu_proc_sym *ps = &s->procs[i];
+		struct proc_maps *m;
+
+		if (!ps->maps || !proc_maps__changed(ps->maps))
+			continue;
+		m = proc_maps__read(ps->pid);
+		if (!m)
+			continue; /* gone: the old maps still name its stacks */
+		symbolizer__set_maps(ps->sym, m);
+		proc_maps__delete(ps->maps);
+		ps->maps = m;
+	}
+}
+
+static uint32_t frame_of(struct cpu_profile *p, const struct sym_result *r, bool kernel)
+{
+	char buf[512];
+
+	if (r->symbol)
+		return cpu_profile__func(p, r->symbol, r->module, kernel);
+	/* perf's way of naming what has no symbol: the module and the offset in it */
+	snprintf(buf, sizeof(buf), "%s+0x%llx",
+		 r->module ? (strrchr(r->module, '/') ? strrchr(r->module, '/') + 1 : r->module)
+			   : "[unknown]",
+		 (unsigned long long)r->offset);
+	return cpu_profile__func(p, buf, r->module ? r->module : "[unknown]", kernel);
+}
+
+/* The symbolized frames of a stack id, cached: kernel ones by id, user ones by process
+ * and id. A stack that cannot be read (-EFAULT for a kernel stack of a sample taken in
+ * user mode; -EEXIST, a full map) has no frames. */
+static const struct cached_stack *stack_frames(struct cpu_session *s, struct cpu_profile *p,
+					       pid_t pid, int32_t id, bool kernel)
+{
+	struct u64map *idx = kernel ? &s->kstack_idx : &s->ustack_idx;
+	uint64_t key = kernel ? (uint64_t)(uint32_t)id : (uint64_t)pid << 32 | (uint32_t)id;
+	static const struct cached_stack none;
+	struct cached_stack *c;
+	struct cpu_proc_sym *ps = NULL;
+	uint64_t *slot;
+	bool created;
+	uint32_t n;
+
+	if (id < 0)
+		return &none;
+	slot = u64map__slot(idx, key, &created);
+	if (!created)
+		return &s->cache[*slot - 1];
+	xgrow((void **)&s->cache, &s->cap_cache, s->nr_cache + 1, sizeof(*s->cache));
+	c = &s->cache[s->nr_cache];
+	*slot = ++s->nr_cache;
+	memset(c, 0, sizeof(*c));
+	memset(s->ips, 0, CPU_MAX_DEPTH * sizeof(uint64_t));
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stacks), &id, s->ips))
+		return c;
+	if (!kernel)
+		ps = proc_sym(s, pid);
+	c->frames = xmalloc(CPU_MAX_DEPTH * sizeof(uint32_t));
+	for (n = 0; n < CPU_MAX_DEPTH && s->ips[n]; n++) {
+		/* A return address is past its call: look up the call (perf does the same). */
+		uint64_t a = s->ips[n] - (n > 0);
+		struct sym_result r;
+
+		if (kernel)
+			symbolizer__resolve_kernel(s->ksym, a, &r);
+		else if (ps->sym)
+			symbolizer__resolve(ps->sym, a, &r);
+		else
+			r = (struct sym_result){.module = "[unknown]", .offset = a};
+		c->frames[c->nr++] = frame_of(p, &r, kernel);
+	}
+	return c;
+}
+
+static void add_sample(struct cpu_session *s, struct cpu_profile *p, const struct cpu_key *k,
+		       uint64_t count)
+{
+	const struct cached_stack *ks, *us;
+	uint32_t frames[2 * CPU_MAX_DEPTH + 1];
+	uint32_t n = 0;
+	struct cpu_proc_sym *ps = proc_sym(s, k->tgid);
+	char comm[16] = "";
+
+	ks = stack_frames(s, p, k->tgid, k->kstack, true);
+	memcpy(frames, ks->frames, ks->nr * sizeof(uint32_t));
+	n = ks->nr;
+	us = stack_frames(s, p, k->tgid, k->ustack, false);
+	memcpy(frames + n, us->frames, us->nr * sizeof(uint32_t));
+	n += us->nr;
+	if (!n) /* neither stack: a kernel thread without one, or the map was full */
+		frames[n++] = cpu_profile__func(p, "[unknown]", "[unknown]", false);
+	if (!ps->comm[0]) {
+		char path[64], buf[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/comm", k->tgid);
+		if (read_file(path, buf, sizeof(buf)) > 0)
+			snprintf(ps->comm, sizeof(ps->comm), "%.*s", (int)strcspn(buf, "\n"), buf);
+		else
+			snprintf(ps->comm, sizeof(ps->comm), "%d", k->tgid);
+	}
+	if (!cpu_profile__thread(p, k->tgid, k->tid, NULL)->comm[0]) {
+		char path[80], buf[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", k->tgid, k->tid);
+		if (read_file(path, buf, sizeof(buf)) > 0)
+			snprintf(comm, sizeof(comm), "%.*s", (int)strcspn(buf, "\n"), buf);
+	}
+	cpu_profile__add(p, k->tgid, k->tid, comm[0] ? comm : NULL, frames, n, count, -1);
+}
+
+/* Takes every entry out of a hash map in batches: keys and values into the arrays,
+ * calling fn on each. Entries added meanwhile stay for the next interval. */
+static void drain(int fd, size_t key_size, void (*fn)(void *, const void *, uint64_t), void *arg)
+{
+	char *keys = xmalloc(BATCH * key_size);
+	uint64_t *vals = xmalloc(BATCH * sizeof(uint64_t));
+	char batch[16];
+	bool first = true;
+
+	for (;;) {
+		__u32 n = BATCH;
+		int err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : batch, batch, keys,
+							  vals, &n, NULL);
+		__u32 i;
+
+		first = false;
+		for (i = 0; i < n; i++)
+			fn(arg, keys + i * key_size, vals[i]);
+		if (err)
+			break; /* -ENOENT: the last batch */
+	}
+	free(keys);
+	free(vals);
+}
+
+struct drain_ctx {
+	struct cpu_session *s;
+	struct cpu_profile *p;
+};
+
+static void on_count(void *arg, const void *key, uint64_t v)
+{
+	struct drain_ctx *c = arg;
+
+	add_sample(c->s, c->p, key, v);
+}
+
+static void on_where(void *arg, const void *key, uint64_t v)
+{
+	struct drain_ctx *c = arg;
+	const struct cpu_where *w = key;
+	uint64_t pid;
+	struct cpu_thread *t;
+
+	if (w->cpu >= (uint32_t)c->p->nr_cpus)
+		return;
+	/* A thread met only here (its count entry was lost) has no process: look it up. */
+	if (!u64map__get(&c->p->thread_idx, w->tid, &pid)) {
+		char path[64], buf[256], *s;
+
+		snprintf(path, sizeof(path), "/proc/%u/status", w->tid);
+		pid = w->tid;
+		if (read_file(path, buf, sizeof(buf)) > 0 && (s = strstr(buf, "\nTgid:")))
+			pid = strtoul(s + 6, NULL, 10);
+		t = cpu_profile__thread(c->p, pid, w->tid, NULL);
+	} else {
+		t = &c->p->threads[pid - 1];
+	}
+	t->on_cpu[w->cpu] += v;
+	c->p->cores[w->cpu].samples += v;
+}
+
+int cpu_session__read(struct cpu_session *s, struct cpu_profile *p)
+{
+	struct drain_ctx c = {s, p};
+	uint64_t *lost = xcalloc(s->nr_cpus, sizeof(uint64_t));
+	uint32_t key = 1;
+	size_t i;
+	int alive = 0;
+
+	refresh_maps(s);
+	drain(bpf_map__fd(s->skel->maps.counts), sizeof(struct cpu_key), on_count, &c);
+	drain(bpf_map__fd(s->skel->maps.where), sizeof(struct cpu_where), on_where, &c);
+	if (!bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &key, lost)) {
+		uint64_t sum = 0;
+		int cpu;
+
+		for (cpu = 0; cpu < s->nr_cpus; cpu++)
+			sum += lost[cpu];
+		p->lost = sum;
+	}
+	free(lost);
+	p->hz = s->o.hz;
+	follow(s);
+	if (s->o.all)
+		return 1;
+	for (i = 0; i < s->o.nr_pids; i++)
+		if (!kill(s->o.pids[i], 0) || errno == EPERM)
+			alive++;
+	if (!alive) /* the roots are gone; descendants may still run */
+		for (i = 0; i < s->nr_targets; i++)
+			if (!kill(s->targets[i], 0) || errno == EPERM)
+				alive++;
+	return alive;
+}
+
+const pid_t *cpu_session__targets(struct cpu_session *s, size_t *nr)
+{
+	*nr = s->nr_targets;
+	return s->targets;
+}
+
+int cpu_session__nr_cpus(const struct cpu_session *s)
+{
+	return s->nr_cpus;
+}
