@@ -18,6 +18,7 @@
 static const char usage_text[] =
 	"usage: srvscope cpu [-p PID[,PID...] | -a] [options]\n"
 	"       srvscope cpu [options] TRACE\n"
+	"       srvscope cpu [options] --folded FILE\n"
 	"\n"
 	"Samples the user and kernel stacks of PID and its descendants (or of every process:\n"
 	"-a) with a cpu-clock perf event on every CPU, counted in the kernel, and reports CPU\n"
@@ -26,7 +27,9 @@ static const char usage_text[] =
 	"state, last CPU, switches), per process (RSS, its growth, page faults) and per core.\n"
 	"With -d, one report at the end; without, a live view on a terminal (keys: f\n"
 	"functions, c components, t threads, p cores, i inclusive, q quit) or, piped, one\n"
-	"snapshot per interval. With a TRACE made by 'record --on-cpu', its samples.\n"
+	"snapshot per interval. With a TRACE made by 'record --on-cpu', its samples; with\n"
+	"--folded, the folded stacks of FILE ('-': stdin; e.g. another profiler's), so that\n"
+	"its samples are classified by the same component rules.\n"
 	"\n"
 	"  -p, --pid PID[,PID...]   processes to sample, with their descendants\n"
 	"      --no-children        the PIDs alone, not their descendants\n"
@@ -59,7 +62,7 @@ struct cpu_cmd {
 	bool all, no_children, inclusive;
 	long hz, duration, interval_ms, iterations, top;
 	double min_unmatched;
-	const char *components, *trace;
+	const char *components, *trace, *folded;
 	struct cpu_report_opts ro;
 	bool fmt_given;
 };
@@ -221,6 +224,30 @@ static int run_snapshots(struct cpu_cmd *c, struct cpu_session *s, const struct 
 	return ret ? 1 : 0;
 }
 
+static int report_folded(struct cpu_cmd *c, const struct comp_table *t)
+{
+	const char *path = strcmp(c->folded, "-") ? c->folded : "/dev/stdin";
+	struct cpu_profile *p;
+	char *buf, err[512];
+	size_t len;
+	int ret = cpu_read_file(path, &buf, &len);
+
+	if (ret)
+		return error("cannot read '%s': %s", c->folded, strerror(-ret)), 1;
+	p = cpu_profile__new(1);
+	ret = cpu_profile__parse_folded(p, c->folded, buf, len, err, sizeof(err));
+	free(buf);
+	if (ret) {
+		error("%s", err);
+		cpu_profile__delete(p);
+		return 1;
+	}
+	cpu_profile__classify(p, t);
+	ret = cpu_report__write(stdout, p, t, &c->ro);
+	cpu_profile__delete(p);
+	return ret || fflush(stdout) ? 1 : 0;
+}
+
 int cmd_cpu(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -236,6 +263,7 @@ int cmd_cpu(int argc, char **argv)
 		{"components", required_argument, NULL, 'K'},
 		{"top", required_argument, NULL, 'T'},
 		{"min-unmatched", required_argument, NULL, 'U'},
+		{"folded", required_argument, NULL, 'L'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{},
@@ -294,6 +322,9 @@ int cmd_cpu(int argc, char **argv)
 			if (parse_double("--min-unmatched", optarg, 0, 100, &c.min_unmatched))
 				goto usage;
 			break;
+		case 'L':
+			c.folded = optarg;
+			break;
 		case 'q':
 			util_quiet = true;
 			break;
@@ -312,13 +343,14 @@ int cmd_cpu(int argc, char **argv)
 		free(c.pids);
 		return usage_error("cpu", "unexpected argument '%s'", argv[optind]);
 	}
-	if (!c.trace && !c.all && !c.nr_pids) {
+	if (!c.trace && !c.all && !c.nr_pids && !c.folded) {
 		free(c.pids);
 		return usage_error("cpu", "give -p PID, -a or a TRACE file");
 	}
-	if (c.trace && (c.all || c.nr_pids)) {
+	if ((c.trace || c.folded) && (c.all || c.nr_pids || (c.trace && c.folded))) {
 		free(c.pids);
-		return usage_error("cpu", "a TRACE is reported alone: no -p nor -a with it");
+		return usage_error("cpu", "a TRACE or --folded FILE is reported alone: no -p nor "
+					  "-a with it");
 	}
 	if (c.all && c.nr_pids) {
 		free(c.pids);
@@ -336,6 +368,10 @@ int cmd_cpu(int argc, char **argv)
 	}
 	if (c.trace) {
 		ret = cpu_trace__report(c.trace, t, &c.ro);
+		goto out;
+	}
+	if (c.folded) {
+		ret = report_folded(&c, t);
 		goto out;
 	}
 	if (c.nr_pids) {

@@ -40,6 +40,8 @@ static const struct comp_builtin prefix_rules[] = {
 	{"check_heap_object", "data_copy"},
 	{"__check_object_size", "data_copy"},
 	{"clear_user", "data_copy"},
+	{"is_vmalloc_addr", "data_copy"}, /* asked by check_heap_object of every copy */
+	{"__virt_addr_valid", "data_copy"},
 	/* TCP/IP */
 	{"tcp_", "tcp/ip"},
 	{"__tcp_", "tcp/ip"},
@@ -62,6 +64,7 @@ static const struct comp_builtin prefix_rules[] = {
 	{"release_sock", "tcp/ip"},
 	{"dst_", "tcp/ip"},
 	{"ipv6_", "tcp/ip"},
+	{"inet6_", "tcp/ip"},
 	{"ip6_", "tcp/ip"},
 	{"tcp_v6_", "tcp/ip"},
 	/* netdevice: NAPI, the device layer, qdiscs, GRO/GSO, loopback */
@@ -161,6 +164,14 @@ static const struct comp_builtin prefix_rules[] = {
 	{"page_counter_", "mm"},
 	{"try_charge", "mm"},
 	{"__zone_watermark_ok", "mm"},
+	{"__free_frozen_pages", "mm"},
+	{"free_frozen_page", "mm"},
+	{"__alloc_frozen_pages", "mm"},
+	{"alloc_frozen_pages", "mm"},
+	{"__get_pfnblock_flags", "mm"},
+	{"get_pfnblock_flags", "mm"},
+	{"alloc_pages_mpol", "mm"},
+	{"__page_cache_release", "mm"},
 	/* lock/unlock */
 	{"_raw_spin_", "lock"},
 	{"_raw_read_", "lock"},
@@ -178,6 +189,7 @@ static const struct comp_builtin prefix_rules[] = {
 	{"up_", "lock"},
 	{"rwsem_", "lock"},
 	{"osq_", "lock"},
+	{"__raw_callee_save___pv_queued_spin", "lock"},
 	/* scheduling */
 	{"schedule", "sched"},
 	{"__schedule", "sched"},
@@ -287,6 +299,23 @@ static const struct comp_builtin prefix_rules[] = {
 	{"audit_", "etc"},
 	{"__cgroup_account_cputime", "etc"},
 	{"cgroup_rstat_", "etc"},
+	/* select and poll: the application's waiting for its sockets */
+	{"core_sys_select", "etc"},
+	{"do_select", "etc"},
+	{"do_pselect", "etc"},
+	{"__pollwait", "etc"},
+	{"poll_freewait", "etc"},
+	{"do_sys_poll", "etc"},
+	{"do_poll", "etc"},
+	{"ep_", "etc"},
+	{"do_epoll_", "etc"},
+	{"get_timespec64", "etc"},
+	{"put_timespec64", "etc"},
+	{"__rseq_", "etc"},
+	{"rseq_", "etc"},
+	{"__list_del_entry_valid", "etc"},
+	{"__list_add_valid", "etc"},
+	{"__pi_", "etc"},
 };
 
 struct comp_rule {
@@ -495,41 +524,53 @@ int comp_table__parse(struct comp_table *t, const char *name, const char *text, 
 	return 0;
 }
 
-int comp_table__load(struct comp_table *t, const char *path, char *err, size_t size)
+int cpu_read_file(const char *path, char **out, size_t *out_len)
 {
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+	ssize_t n = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = 0;
 
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(err, size, "cannot read the components file '%s': %s", path,
-			 strerror(errno));
-		return ret;
-	}
+	if (fd < 0)
+		return -errno;
 	for (;;) {
-		xgrow((void **)&buf, &cap, len + 65536, 1);
-		n = read(fd, buf + len, cap - len);
+		xgrow((void **)&buf, &cap, len + 65537, 1);
+		n = read(fd, buf + len, cap - len - 1);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0)
+			ret = -errno;
 		if (n <= 0)
 			break;
 		len += n;
-		if (len > (64u << 20)) {
-			n = -1;
-			errno = EFBIG;
+		if (len > (1u << 30)) {
+			ret = -EFBIG;
 			break;
 		}
 	}
-	if (n < 0) {
-		ret = -errno;
-		snprintf(err, size, "cannot read the components file '%s': %s", path,
-			 strerror(errno));
-	} else {
-		ret = comp_table__parse(t, path, buf, len, err, size);
-	}
 	close(fd);
+	if (ret) {
+		free(buf);
+		return ret;
+	}
+	buf[len] = 0;
+	*out = buf;
+	*out_len = len;
+	return 0;
+}
+
+int comp_table__load(struct comp_table *t, const char *path, char *err, size_t size)
+{
+	char *buf;
+	size_t len;
+	int ret = cpu_read_file(path, &buf, &len);
+
+	if (ret) {
+		snprintf(err, size, "cannot read the components file '%s': %s", path,
+			 strerror(-ret));
+		return ret;
+	}
+	ret = comp_table__parse(t, path, buf, len, err, size);
 	free(buf);
 	return ret;
 }

@@ -40,6 +40,9 @@ int comp_table__parse(struct comp_table *t, const char *name, const char *text, 
 		      char *err, size_t size);
 /* Reads the file at path and parses it; -errno or -EINVAL with err filled. */
 int comp_table__load(struct comp_table *t, const char *path, char *err, size_t size);
+/* Reads a whole file (at most 1 GiB) into *buf (malloc'ed, NUL-terminated) and *len.
+ * Returns 0 or -errno. */
+int cpu_read_file(const char *path, char **buf, size_t *len);
 /* The component of a function (its name cut at the first '.': "memcpy_orig.isra.0" is
  * "memcpy_orig"), or -1 when no rule matches. Kernel and user functions have separate
  * rules. */
@@ -133,6 +136,11 @@ struct cpu_thread *cpu_profile__thread(struct cpu_profile *p, pid_t pid, pid_t t
 				       const char *comm);
 struct cpu_process *cpu_profile__process(struct cpu_profile *p, pid_t pid);
 void cpu_profile__classify(struct cpu_profile *p, const struct comp_table *t);
+/* Adds the folded stacks of text ("root;...;leaf COUNT" lines, kernel frames suffixed
+ * "_[k]") to p. A bad line is reported into err as "NAME:LINE: ..." and -EINVAL returned
+ * (the lines before it are kept). */
+int cpu_profile__parse_folded(struct cpu_profile *p, const char *name, const char *text, size_t len,
+			      char *err, size_t size);
 
 /* ---- analyses (pure) ---- */
 

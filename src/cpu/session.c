@@ -69,6 +69,10 @@ static int libbpf_debug(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
+static struct cpu_proc_sym *proc_sym(struct cpu_session *s, pid_t pid);
+
+/* Adds a target: its bit in the BPF program's set, and its maps read now, while it lives
+ * (its samples are symbolized at the end of the interval, when it may be gone). */
 static void track(struct cpu_session *s, pid_t pid)
 {
 	bool created;
@@ -82,6 +86,7 @@ static void track(struct cpu_session *s, pid_t pid)
 			  __ATOMIC_SEQ_CST);
 	xgrow((void **)&s->targets, &s->cap_targets, s->nr_targets + 1, sizeof(pid_t));
 	s->targets[s->nr_targets++] = pid;
+	proc_sym(s, pid);
 }
 
 /* Adds the descendants of the roots that appeared since the last look. */
@@ -104,8 +109,9 @@ static int open_events(struct cpu_session *s)
 		.type = PERF_TYPE_SOFTWARE,
 		.size = sizeof(a),
 		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.freq = 1,
-		.sample_freq = s->o.hz,
+		/* A fixed period in ns of CPU clock, not a frequency the kernel adjusts: every
+		 * sample weighs the same. */
+		.sample_period = 1000000000ull / s->o.hz,
 	};
 	int cpu;
 
