@@ -22,6 +22,7 @@ static const struct command commands[] = {
 	{"timeline", cmd_timeline,
 	 "each thread's running, runnable and blocked time, for Perfetto"},
 	{"cpu", cmd_cpu, "where CPU time goes: functions, components, threads, cores"},
+	{"topology", cmd_topology, "the machine's cores, caches and NUMA nodes; where threads ran"},
 };
 
 static void usage(FILE *f)

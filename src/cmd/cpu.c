@@ -140,25 +140,6 @@ static void start_figures(struct cpu_profile *p, struct cpu_session *s)
 	cpu_cores__read(p, true);
 }
 
-static void finish_figures(struct cpu_profile *p, struct cpu_session *s, uint64_t t0)
-{
-	size_t nr, i;
-	const pid_t *t = cpu_session__targets(s, &nr);
-
-	/* descendants born in the window: their processes, from their birth */
-	for (i = 0; i < nr; i++) {
-		size_t k;
-
-		for (k = 0; k < p->nr_procs && p->procs[k].pid != t[i]; k++)
-			;
-		if (k == p->nr_procs)
-			cpu_proc__start(p, t[i]);
-	}
-	p->duration_ns = now_ns() - t0;
-	cpu_proc__finish(p);
-	cpu_cores__read(p, false);
-}
-
 /* -d: sample for the duration (reading every interval, which gives the component view
  * over time), then one report. */
 static int run_duration(struct cpu_cmd *c, struct cpu_session *s, const struct comp_table *t)
@@ -173,15 +154,20 @@ static int run_duration(struct cpu_cmd *c, struct cpu_session *s, const struct c
 		uint64_t now = now_ns();
 		long ms = now < end ? (long)((end - now) / 1000000) : 0;
 
+		bool last;
+
 		sleep_ms(ms < c->interval_ms ? ms : c->interval_ms);
-		alive = cpu_session__read(s, p);
+		last = stop || now_ns() + 1000000 >= end;
+		alive = cpu_session__read(s, p, last);
+		if (!alive && !last) /* gone: its figures now, as they were last seen */
+			cpu_proc__finish(p), cpu_cores__read(p, false);
 		add_series_row(p, t, c->inclusive, prev);
-		if (now_ns() >= end)
+		if (last)
 			break;
 	}
 	if (!alive)
 		notice("the targets exited; the report has what was sampled until then");
-	finish_figures(p, s, t0);
+	p->duration_ns = p->end_ns - t0;
 	cpu_profile__classify(p, t);
 	ret = cpu_report__write(stdout, p, t, &c->ro);
 	if (fflush(stdout))
@@ -206,8 +192,8 @@ static int run_snapshots(struct cpu_cmd *c, struct cpu_session *s, const struct 
 		cpu_profile__clear(p);
 		start_figures(p, s);
 		sleep_ms(c->interval_ms);
-		alive = cpu_session__read(s, p);
-		finish_figures(p, s, t0);
+		alive = cpu_session__read(s, p, true);
+		p->duration_ns = p->end_ns - t0;
 		cpu_profile__classify(p, t);
 		ret = cpu_report__write(stdout, p, t, &c->ro);
 		if (c->ro.fmt == CPU_TEXT)

@@ -115,6 +115,7 @@ struct cpu_profile {
 	int nr_cpus;
 	uint64_t samples, kernel_samples, lost;
 	uint64_t duration_ns;
+	uint64_t end_ns; /* when the samples were last taken out (CLOCK_MONOTONIC) */
 	unsigned int hz;
 	bool live; /* /proc figures were taken (not from a trace file) */
 	/* Shares of the kernel samples per component over time: one row per interval. */
@@ -172,7 +173,8 @@ void cpu_comp_share__free(struct cpu_comp_share *s);
 
 /* Reads the start figures of every thread of pid and of the process. */
 void cpu_proc__start(struct cpu_profile *p, pid_t pid);
-/* Reads the end figures (window deltas) of every thread and process the profile has. */
+/* Reads the end figures (window deltas) of every thread and process the profile has; a
+ * thread or process without start figures was born in the window (counted from 0). */
 void cpu_proc__finish(struct cpu_profile *p);
 void cpu_cores__read(struct cpu_profile *p, bool start);
 /* Parses a /proc/PID/task/TID/stat line: state, utime, stime, minflt, majflt, processor. */
@@ -193,8 +195,10 @@ struct cpu_session;
 /* Loads and attaches the sampler; NULL after a one-line error. */
 struct cpu_session *cpu_session__new(const struct cpu_opts *o);
 /* Adds the samples counted since the last call into p (symbolized) and clears the
- * in-kernel counts. Returns the number of targets still alive (0: all gone). */
-int cpu_session__read(struct cpu_session *s, struct cpu_profile *p);
+ * in-kernel counts; p->end_ns is when they were taken out. last: the window ends, the
+ * /proc end figures are read right then (cpu_proc__finish, cpu_cores__read), before the
+ * symbols. Returns the number of targets still alive (0: all gone). */
+int cpu_session__read(struct cpu_session *s, struct cpu_profile *p, bool last);
 int cpu_session__nr_cpus(const struct cpu_session *s);
 /* Every process looked at so far (the targets and their descendants); empty with -a. */
 const pid_t *cpu_session__targets(struct cpu_session *s, size_t *nr);

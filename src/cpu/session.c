@@ -360,79 +360,90 @@ static void add_sample(struct cpu_session *s, struct cpu_profile *p, const struc
 	cpu_profile__add(p, k->tgid, k->tid, comm[0] ? comm : NULL, frames, n, count, -1);
 }
 
-/* Takes every entry out of a hash map in batches: keys and values into the arrays,
- * calling fn on each. Entries added meanwhile stay for the next interval. */
-static void drain(int fd, size_t key_size, void (*fn)(void *, const void *, uint64_t), void *arg)
+/* Takes every entry out of a hash map in batches, into *keys and *vals (malloc'ed);
+ * returns how many. Entries added meanwhile stay for the next interval. */
+static size_t drain(int fd, size_t key_size, char **keys_out, uint64_t **vals_out)
 {
-	char *keys = xmalloc(BATCH * key_size);
-	uint64_t *vals = xmalloc(BATCH * sizeof(uint64_t));
-	char batch[16];
+	char *keys = NULL, batch[16];
+	uint64_t *vals = NULL;
+	size_t nr = 0, cap_k = 0, cap_v = 0;
 	bool first = true;
 
 	for (;;) {
 		__u32 n = BATCH;
-		int err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : batch, batch, keys,
-							  vals, &n, NULL);
-		__u32 i;
+		int err;
 
+		xgrow((void **)&keys, &cap_k, (nr + BATCH) * key_size, 1);
+		xgrow((void **)&vals, &cap_v, nr + BATCH, sizeof(uint64_t));
+		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : batch, batch,
+						      keys + nr * key_size, vals + nr, &n, NULL);
 		first = false;
-		for (i = 0; i < n; i++)
-			fn(arg, keys + i * key_size, vals[i]);
+		nr += n;
 		if (err)
-			break; /* -ENOENT: the last batch */
+			break; /* -ENOENT: that was the last batch */
 	}
-	free(keys);
-	free(vals);
+	*keys_out = keys;
+	*vals_out = vals;
+	return nr;
 }
 
-struct drain_ctx {
-	struct cpu_session *s;
-	struct cpu_profile *p;
-};
-
-static void on_count(void *arg, const void *key, uint64_t v)
+static struct cpu_thread *where_thread(struct cpu_profile *p, pid_t tid)
 {
-	struct drain_ctx *c = arg;
+	uint64_t idx;
+	char path[64], buf[256], *s;
+	pid_t pid = tid;
 
-	add_sample(c->s, c->p, key, v);
+	if (u64map__get(&p->thread_idx, (uint32_t)tid, &idx))
+		return &p->threads[idx - 1];
+	/* a thread met only here (its count entry was lost): find its process */
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	if (read_file(path, buf, sizeof(buf)) > 0 && (s = strstr(buf, "\nTgid:")))
+		pid = strtoul(s + 6, NULL, 10);
+	return cpu_profile__thread(p, pid, tid, NULL);
 }
 
-static void on_where(void *arg, const void *key, uint64_t v)
+int cpu_session__read(struct cpu_session *s, struct cpu_profile *p, bool last)
 {
-	struct drain_ctx *c = arg;
-	const struct cpu_where *w = key;
-	uint64_t pid;
-	struct cpu_thread *t;
-
-	if (w->cpu >= (uint32_t)c->p->nr_cpus)
-		return;
-	/* A thread met only here (its count entry was lost) has no process: look it up. */
-	if (!u64map__get(&c->p->thread_idx, w->tid, &pid)) {
-		char path[64], buf[256], *s;
-
-		snprintf(path, sizeof(path), "/proc/%u/status", w->tid);
-		pid = w->tid;
-		if (read_file(path, buf, sizeof(buf)) > 0 && (s = strstr(buf, "\nTgid:")))
-			pid = strtoul(s + 6, NULL, 10);
-		t = cpu_profile__thread(c->p, pid, w->tid, NULL);
-	} else {
-		t = &c->p->threads[pid - 1];
-	}
-	t->on_cpu[w->cpu] += v;
-	c->p->cores[w->cpu].samples += v;
-}
-
-int cpu_session__read(struct cpu_session *s, struct cpu_profile *p)
-{
-	struct drain_ctx c = {s, p};
-	uint64_t *lost = xcalloc(s->nr_cpus, sizeof(uint64_t));
+	uint64_t *lost = xcalloc(s->nr_cpus, sizeof(uint64_t)), *cv, *wv;
+	char *ck, *wk;
+	size_t nc, nw, i;
 	uint32_t key = 1;
-	size_t i;
 	int alive = 0;
 
+	/* Both maps first, then the slow part (symbols): the two agree, and the window ends
+	 * here. */
+	nc = drain(bpf_map__fd(s->skel->maps.counts), sizeof(struct cpu_key), &ck, &cv);
+	nw = drain(bpf_map__fd(s->skel->maps.where), sizeof(struct cpu_where), &wk, &wv);
+	p->end_ns = now_ns();
+	if (last) {
+		/* the end figures of every thread sampled and of every process met */
+		for (i = 0; i < nc; i++) {
+			const struct cpu_key *k = (const void *)(ck + i * sizeof(struct cpu_key));
+
+			cpu_profile__thread(p, k->tgid, k->tid, NULL);
+		}
+		for (i = 0; i < s->nr_targets; i++)
+			cpu_profile__process(p, s->targets[i]); /* new ones: from their birth */
+		cpu_proc__finish(p);
+		cpu_cores__read(p, false);
+	}
 	refresh_maps(s);
-	drain(bpf_map__fd(s->skel->maps.counts), sizeof(struct cpu_key), on_count, &c);
-	drain(bpf_map__fd(s->skel->maps.where), sizeof(struct cpu_where), on_where, &c);
+	for (i = 0; i < nc; i++)
+		add_sample(s, p, (const void *)(ck + i * sizeof(struct cpu_key)), cv[i]);
+	for (i = 0; i < nw; i++) {
+		const struct cpu_where *w = (const void *)(wk + i * sizeof(struct cpu_where));
+		struct cpu_thread *t;
+
+		if (w->cpu >= (uint32_t)p->nr_cpus)
+			continue;
+		t = where_thread(p, w->tid);
+		t->on_cpu[w->cpu] += wv[i];
+		p->cores[w->cpu].samples += wv[i];
+	}
+	free(ck);
+	free(cv);
+	free(wk);
+	free(wv);
 	if (!bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &key, lost)) {
 		uint64_t sum = 0;
 		int cpu;
