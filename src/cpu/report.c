@@ -96,8 +96,12 @@ static int write_text(FILE *f, const struct cpu_profile *p, const struct comp_ta
 	char b1[512], b2[512];
 	int c;
 
-	fprintf(f, "%s: %llu samples at %u Hz over %.2f s", o->title ? o->title : "srvscope cpu",
-		(unsigned long long)p->samples, p->hz, p->duration_ns / 1e9);
+	fprintf(f, "%s: %llu samples", o->title ? o->title : "srvscope cpu",
+		(unsigned long long)p->samples);
+	if (p->hz)
+		fprintf(f, " at %u Hz", p->hz);
+	if (p->duration_ns)
+		fprintf(f, " over %.2f s", p->duration_ns / 1e9);
 	if (p->lost)
 		fprintf(f, " (%llu not counted: the sample map was full)",
 			(unsigned long long)p->lost);

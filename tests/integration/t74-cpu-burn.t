@@ -12,8 +12,8 @@ command -v python3 >/dev/null || skip_all "python3 is missing"
 start_fixture "$FIXTURES/burn7030" 40 || exit 1
 pid=$FPID
 
-# Both at 4999 Hz for 3 s: about 15000 samples each on an idle CPU, so the sampling noise
-# of a share (under half a point) leaves the 2 points to the tools.
+# Both at 4999 Hz for 3 s: about 15000 samples each on an idle CPU (the sampling noise of a
+# share under half a point leaves the 2 points to the tools), a tenth of that on a busy one.
 "$SRVSCOPE" cpu -p $pid -F 4999 -d 3 -f json >"$TMP/s.json" 2>"$TMP/s.err" &
 spid=$!
 perf record -q -F 4999 -g -p $pid -o "$TMP/perf.data" -- sleep 3 >/dev/null 2>&1
@@ -37,7 +37,7 @@ def ok(cond, desc):
 a, b, tot = split(s)
 pa, pb, ptot = split(p)
 print("diag srvscope: %d/%d of %d samples; perf: %d/%d of %d" % (a, b, tot, pa, pb, ptot))
-ok(tot > 3000, "srvscope took samples (%d)" % tot)
+ok(tot > 500, "srvscope took samples (%d)" % tot)
 ok(a + b >= 0.95 * tot, "the two functions hold 95 %% of the samples (%d of %d)" % (a + b, tot))
 share = 100.0 * a / (a + b) if a + b else 0
 pshare = 100.0 * pa / (pa + pb) if pa + pb else 0
@@ -51,8 +51,13 @@ for fn in ("burn_seventy", "burn_thirty"):
 tot_main = [f for f in s["functions"] if f["function"] == "main"]
 ok(tot_main and tot_main[0]["total_percent"] > 95, "main's total % holds every burn")
 th = [t for t in s["threads"] if t["tid"] == s["processes"][0]["pid"]]
-ok(th and th[0]["user_percent"] > 20 and "last_cpu" in th[0] and "involuntary_switches" in th[0],
-   "the thread's user %, last CPU and switches")
+ok(th and "last_cpu" in th[0] and "involuntary_switches" in th[0] and th[0]["state"] == "R",
+   "the thread's state, last CPU and switches")
+# the samples (a fixed period of CPU clock) against the thread's CPU time from /proc
+busy = th[0]["user_percent"] + th[0]["system_percent"] if th else 0
+by_samples = 100.0 * th[0]["samples"] / (s["hz"] * s["duration_s"]) if th else 0
+ok(busy > 0 and abs(by_samples - busy) <= max(0.15 * busy, 2),
+   "CPU %% from samples %.1f agrees with /proc's user+system %.1f" % (by_samples, busy))
 ok(s["processes"][0]["rss_kb"] > 0 and "minor_faults" in s["processes"][0], "the process's RSS and faults")
 ok(len(s["cores"]) > 0 and all("idle_percent" in c for c in s["cores"]), "per core utilisation")
 ok(sum(sum(r) for r in s["component_series"]["rows"]) == s["kernel_samples"],
@@ -79,6 +84,20 @@ ok $? "speedscope document with burn_seventy"
 out=$("$SRVSCOPE" cpu -p $pid -d 1 2>&1)
 like "$out" '^ +[67][0-9]\.[0-9]+ +[67][0-9]\.[0-9]+ +\[\.\] burn7030 +burn_seventy$' "text: self, total, [.], module, function"
 like "$out" "^ +$pid +$pid burn7030 " "text: the thread's line"
+
+# A trace recorded with --on-cpu: its samples, the same functions.
+"$SRVSCOPE" record --on-cpu=999 -p $pid -d 2 -o "$TMP/r.trace" >/dev/null 2>&1
+out=$("$SRVSCOPE" cpu "$TMP/r.trace" -f json 2>&1)
+ok $? "cpu TRACE"
+printf '%s' "$out" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+s = {f["function"]: f["self"] for f in d["functions"]}
+assert d["samples"] > 50 and s["burn_seventy"] > s["burn_thirty"] > 0, s
+'
+ok $? "its samples: burn_seventy above burn_thirty"
+out=$("$SRVSCOPE" record -p $pid -d 1 -o "$TMP/n.trace" 2>&1 && "$SRVSCOPE" cpu "$TMP/n.trace" 2>&1)
+like "$out" "has no on-CPU samples: record with 'srvscope record --on-cpu'" "a trace without samples: one line"
 
 # Piped without -d: one snapshot per interval.
 "$SRVSCOPE" cpu -p $pid -i 300 -n 3 -f json >"$TMP/snaps" 2>"$TMP/snaps.err"
