@@ -185,19 +185,24 @@ static int run_snapshots(struct cpu_cmd *c, struct cpu_session *s, const struct 
 	long n = 0;
 	int alive = 1, ret = 0;
 
-	c->ro.compact = c->ro.fmt == CPU_JSON;
-	while (!stop && alive && (!c->iterations || n < c->iterations)) {
-		uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns();
 
-		cpu_profile__clear(p);
-		start_figures(p, s);
-		sleep_ms(c->interval_ms);
+	c->ro.compact = c->ro.fmt == CPU_JSON;
+	start_figures(p, s);
+	while (!stop && alive && (!c->iterations || n < c->iterations)) {
+		uint64_t spent = (now_ns() - t0) / 1000000;
+
+		/* the window is the interval, the time writing the last snapshot included */
+		sleep_ms(c->interval_ms > (long)spent ? c->interval_ms - (long)spent : 1);
 		alive = cpu_session__read(s, p, true);
 		p->duration_ns = p->end_ns - t0;
+		t0 = p->end_ns;
 		cpu_profile__classify(p, t);
 		ret = cpu_report__write(stdout, p, t, &c->ro);
 		if (c->ro.fmt == CPU_TEXT)
 			fputs("\n", stdout);
+		cpu_profile__clear(p);
+		cpu_proc__rebase(p);
 		if (ret || fflush(stdout)) {
 			ret = -1;
 			break;

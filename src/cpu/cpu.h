@@ -177,6 +177,9 @@ void cpu_proc__start(struct cpu_profile *p, pid_t pid);
  * thread or process without start figures was born in the window (counted from 0). */
 void cpu_proc__finish(struct cpu_profile *p);
 void cpu_cores__read(struct cpu_profile *p, bool start);
+/* The end figures become the start ones: the next window starts where this one ended
+ * (two /proc reads per thread and window instead of four). */
+void cpu_proc__rebase(struct cpu_profile *p);
 /* Parses a /proc/PID/task/TID/stat line: state, utime, stime, minflt, majflt, processor. */
 int cpu_parse_stat(const char *buf, char *state, uint64_t *utime, uint64_t *stime, uint64_t *minflt,
 		   uint64_t *majflt, int *processor);

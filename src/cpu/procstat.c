@@ -217,3 +217,35 @@ void cpu_cores__read(struct cpu_profile *p, bool start)
 		}
 	}
 }
+
+void cpu_proc__rebase(struct cpu_profile *p)
+{
+	size_t i;
+	int c;
+
+	for (i = 0; i < p->nr_threads; i++) {
+		struct cpu_thread *t = &p->threads[i];
+
+		t->stat0[0] += t->utime;
+		t->stat0[1] += t->stime;
+		t->stat0[2] += t->vcsw;
+		t->stat0[3] += t->ivcsw;
+		t->utime = t->stime = t->vcsw = t->ivcsw = 0;
+	}
+	for (i = 0; i < p->nr_procs; i++) {
+		struct cpu_process *c = &p->procs[i];
+
+		c->rss0_kb = c->rss_max_kb = c->rss_kb;
+		c->minflt0 = c->minflt;
+		c->majflt0 = c->majflt;
+	}
+	for (c = 0; c < p->nr_cpus; c++) {
+		struct cpu_core *cr = &p->cores[c];
+
+		cr->s0[0] += cr->user;
+		cr->s0[1] += cr->system;
+		cr->s0[2] += cr->idle;
+		cr->s0[3] += cr->other;
+		cr->user = cr->system = cr->idle = cr->other = 0;
+	}
+}
