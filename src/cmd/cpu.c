@@ -109,23 +109,29 @@ static void sleep_ms(long ms)
 
 /* One row of the stacked view over time: the kernel samples per component since the last
  * row, from the cumulative counts (prev holds the last ones). */
-static void add_series_row(struct cpu_profile *p, const struct comp_table *t, bool inclusive,
-			   uint64_t *prev)
+struct series {
+	const struct comp_table *t;
+	bool inclusive;
+	uint64_t *prev;
+};
+
+static void add_series_row(struct cpu_profile *p, void *arg)
 {
+	struct series *se = arg;
 	struct cpu_comp_share cs;
-	size_t cols = comp_table__nr(t) + 1, k;
+	size_t cols = comp_table__nr(se->t) + 1, k;
 	uint64_t *row;
 
-	cpu_profile__classify(p, t);
-	cpu_profile__components(p, t, inclusive, NULL, NULL, &cs);
+	cpu_profile__classify(p, se->t);
+	cpu_profile__components(p, se->t, se->inclusive, NULL, NULL, &cs);
 	p->series_cols = cols;
 	p->comp_series = xrealloc(p->comp_series, (p->series_rows + 1) * cols * sizeof(uint64_t));
 	row = p->comp_series + p->series_rows++ * cols;
 	for (k = 0; k < cols; k++) {
 		uint64_t v = k + 1 < cols ? cs.per_comp[k] : cs.unmatched;
 
-		row[k] = v - prev[k];
-		prev[k] = v;
+		row[k] = v - se->prev[k];
+		se->prev[k] = v;
 	}
 	cpu_comp_share__free(&cs);
 }
@@ -146,7 +152,6 @@ static int run_duration(struct cpu_cmd *c, struct cpu_session *s, const struct c
 {
 	struct cpu_profile *p = cpu_profile__new(cpu_session__nr_cpus(s));
 	uint64_t t0 = now_ns(), end = t0 + c->duration * 1000000000ull;
-	uint64_t *prev = xcalloc(comp_table__nr(t) + 1, sizeof(uint64_t));
 	int ret, alive = 1;
 
 	start_figures(p, s);
@@ -159,9 +164,10 @@ static int run_duration(struct cpu_cmd *c, struct cpu_session *s, const struct c
 		sleep_ms(ms < c->interval_ms ? ms : c->interval_ms);
 		last = stop || now_ns() + 1000000 >= end;
 		alive = cpu_session__read(s, p, last);
-		if (!alive && !last) /* gone: its figures now, as they were last seen */
-			cpu_proc__finish(p), cpu_cores__read(p, false);
-		add_series_row(p, t, c->inclusive, prev);
+		if (!alive && !last) { /* gone: read the rest and the figures as last seen */
+			cpu_session__read(s, p, true);
+			break;
+		}
 		if (last)
 			break;
 	}
@@ -172,7 +178,6 @@ static int run_duration(struct cpu_cmd *c, struct cpu_session *s, const struct c
 	ret = cpu_report__write(stdout, p, t, &c->ro);
 	if (fflush(stdout))
 		ret = -1;
-	free(prev);
 	cpu_profile__delete(p);
 	return ret ? 1 : 0;
 }
@@ -263,6 +268,7 @@ int cmd_cpu(int argc, char **argv)
 	struct comp_table *t = NULL;
 	struct cpu_session *s = NULL;
 	struct sigaction sa = {.sa_handler = on_signal};
+	struct series series = {0};
 	char err[512];
 	int opt, ret = 1;
 
@@ -377,8 +383,14 @@ int cmd_cpu(int argc, char **argv)
 				     .nr_pids = c.nr_pids,
 				     .all = c.all,
 				     .children = !c.no_children,
-				     .hz = c.hz};
+				     .hz = c.hz,
+				     .defer_symbols = c.duration > 0,
+				     .on_interval = c.duration > 0 ? add_series_row : NULL,
+				     .arg = &series};
 
+		series.t = t;
+		series.inclusive = c.inclusive;
+		series.prev = xcalloc(comp_table__nr(t) + 1, sizeof(uint64_t));
 		s = cpu_session__new(&o);
 	}
 	if (!s)
@@ -396,6 +408,7 @@ int cmd_cpu(int argc, char **argv)
 		ret = run_snapshots(&c, s, t);
 out:
 	cpu_session__delete(s);
+	free(series.prev);
 	comp_table__delete(t);
 	symbolizer__exit();
 	free(c.pids);

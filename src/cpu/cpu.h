@@ -192,6 +192,13 @@ struct cpu_opts {
 	bool all;
 	bool children; /* follow the targets' descendants */
 	unsigned int hz;
+	/* Symbols only at the last read: the counts of each read are kept as they are and the
+	 * maps of each process are read when it is met, the rest waits for the end (a report
+	 * after -d does not slow the machine it looks at while it samples). on_interval, if
+	 * set, is called with the profile after each read's samples are added. */
+	bool defer_symbols;
+	void (*on_interval)(struct cpu_profile *p, void *arg);
+	void *arg;
 };
 
 struct cpu_session;

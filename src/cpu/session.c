@@ -55,6 +55,12 @@ struct cpu_session {
 	struct cached_stack *cache;
 	size_t nr_cache, cap_cache;
 	struct symbolizer *ksym; /* for kernel addresses, which need no maps */
+	/* defer_symbols: the counts of every read so far, and where each read's begin */
+	struct cpu_key *raw_keys;
+	uint64_t *raw_vals;
+	size_t nr_raw, cap_rk, cap_rv;
+	size_t *read_ends; /* raw index where each read ends */
+	size_t nr_reads, cap_reads;
 	uint64_t *ips;
 	uint64_t lost_reported;
 };
@@ -216,6 +222,9 @@ void cpu_session__delete(struct cpu_session *s)
 	u64map__free(&s->ustack_idx);
 	u64map__free(&s->target_set);
 	free(s->targets);
+	free(s->raw_keys);
+	free(s->raw_vals);
+	free(s->read_ends);
 	free((void *)s->o.pids);
 	free(s->ips);
 	free(s);
@@ -427,9 +436,38 @@ int cpu_session__read(struct cpu_session *s, struct cpu_profile *p, bool last)
 		cpu_proc__finish(p);
 		cpu_cores__read(p, false);
 	}
-	refresh_maps(s);
-	for (i = 0; i < nc; i++)
-		add_sample(s, p, (const void *)(ck + i * sizeof(struct cpu_key)), cv[i]);
+	if (s->o.defer_symbols) {
+		/* keep the counts; read the maps of the processes met for the first time */
+		xgrow((void **)&s->raw_keys, &s->cap_rk, s->nr_raw + nc, sizeof(struct cpu_key));
+		xgrow((void **)&s->raw_vals, &s->cap_rv, s->nr_raw + nc, sizeof(uint64_t));
+		memcpy(s->raw_keys + s->nr_raw, ck, nc * sizeof(struct cpu_key));
+		memcpy(s->raw_vals + s->nr_raw, cv, nc * sizeof(uint64_t));
+		s->nr_raw += nc;
+		xgrow((void **)&s->read_ends, &s->cap_reads, s->nr_reads + 1, sizeof(size_t));
+		s->read_ends[s->nr_reads++] = s->nr_raw;
+		for (i = 0; i < nc; i++)
+			proc_sym(s,
+				 ((const struct cpu_key *)(ck + i * sizeof(struct cpu_key)))->tgid);
+	}
+	if (s->o.defer_symbols && last) {
+		size_t r, start = 0;
+
+		refresh_maps(s);
+		for (r = 0; r < s->nr_reads; r++) {
+			for (i = start; i < s->read_ends[r]; i++)
+				add_sample(s, p, &s->raw_keys[i], s->raw_vals[i]);
+			start = s->read_ends[r];
+			if (s->o.on_interval)
+				s->o.on_interval(p, s->o.arg);
+		}
+		s->nr_raw = s->nr_reads = 0;
+	} else if (!s->o.defer_symbols) {
+		refresh_maps(s);
+		for (i = 0; i < nc; i++)
+			add_sample(s, p, (const void *)(ck + i * sizeof(struct cpu_key)), cv[i]);
+		if (s->o.on_interval)
+			s->o.on_interval(p, s->o.arg);
+	}
 	for (i = 0; i < nw; i++) {
 		const struct cpu_where *w = (const void *)(wk + i * sizeof(struct cpu_where));
 		struct cpu_thread *t;
