@@ -33,14 +33,23 @@ sleep 1
 
 # perf follows the two processes (-p): 'perf record -a' on this 2-CPU machine changes what
 # iperf3 does (its own writing competes for the CPUs: a third more time in the scheduler).
-"$SRVSCOPE" cpu -p $spid,$client -F 4999 -d 5 -f json >"$TMP/s.json" 2>"$TMP/s.err" &
+# perf samples on a fixed period of CPU clock, as srvscope does (-c, in ns; in its
+# frequency mode the kernel moves the period and sample counts drift from time), both at
+# 5 kHz for 8 s: on a loaded machine iperf3 may get a fifth of a CPU, and the shares of a
+# few thousand samples would differ by their noise alone. (At 20 kHz perf's per-task
+# events cost the scheduler enough to move its share by points.)
+"$SRVSCOPE" cpu -p $spid,$client -F 4999 -d 8 -f json >"$TMP/s.json" 2>"$TMP/s.err" &
 s=$!
-perf record -q -F 4999 -g -p $spid,$client -o "$TMP/perf.data" -- sleep 5 >/dev/null 2>&1
+perf record -q -e cpu-clock -c 200040 -g -p $spid,$client -o "$TMP/perf.data" -- sleep 8 \
+	>/dev/null 2>&1
 wait $s
-ok $? "cpu -p SERVER,CLIENT -d 5 exits 0"
-perf report -i "$TMP/perf.data" --pid $spid,$client --no-children --sort sym -n --stdio -g none 2>/dev/null |
-	awk '$1 ~ /%$/ && NF >= 4 { k = ($3 == "[k]") ? "_[k]" : ""; print $4 k, $2 }' \
-	>"$TMP/perf.folded"
+ok $? "cpu -p SERVER,CLIENT -d 8 exits 0"
+# perf's self time per function (its overhead column, in thousandths of a percent) as
+# one-frame folded stacks
+perf report -i "$TMP/perf.data" --no-children --sort sym --stdio -g none 2>/dev/null |
+	awk '$1 ~ /%$/ && NF >= 3 {
+		k = ($2 == "[k]") ? "_[k]" : ""; v = $1; sub(/%/, "", v)
+		print $3 k, int(v * 1000 + 0.5) }' >"$TMP/perf.folded"
 "$SRVSCOPE" cpu --folded "$TMP/perf.folded" -f json >"$TMP/p.json" 2>"$TMP/p.err"
 ok $? "perf's samples classified by the same table"
 
@@ -52,10 +61,11 @@ def ok(cond, desc):
 sc = {c["name"]: c for c in s["components"]}
 pc = {c["name"]: c for c in p["components"]}
 k = s["kernel_samples"]
-print("diag srvscope: %d samples, %d kernel; perf: %d kernel" % (s["samples"], k, p["kernel_samples"]))
+print("diag srvscope: %d samples, %d kernel; perf: %.2f %% of its samples in the kernel"
+      % (s["samples"], k, p["kernel_samples"] / 1000.0))
 for n in sc:
     print("diag %-10s %6.2f %%  perf %6.2f %%" % (n, sc[n]["percent"], pc[n]["percent"]))
-ok(k > 3000, "kernel samples taken (%d)" % k)
+ok(k > 1000, "kernel samples taken (%d)" % k)
 ok(sum(c["samples"] for c in s["components"]) == k, "the components total the kernel samples")
 ok(abs(sum(c["percent"] for c in s["components"]) - 100) < 0.01, "and 100 %")
 big = max((c for c in s["components"] if c["name"] != "unmatched"), key=lambda c: c["samples"])
@@ -88,12 +98,12 @@ ok $? "--components FILE"
 like "$(cat "$TMP/c.txt")" '^  rxcopy +[0-9.]+ %' "its component rxcopy"
 like "$(cat "$TMP/c.txt")" '^  txcopy +[1-9][0-9.]* %' "and txcopy, by prefix, with samples"
 # --inclusive: each sample by its innermost classified kernel frame.
-"$SRVSCOPE" cpu -p $spid,$client -d 1 --inclusive -f json >"$TMP/i.json" 2>&1
+"$SRVSCOPE" cpu -p $spid,$client -F 4999 -d 2 --inclusive -f json >"$TMP/i.json" 2>&1
 python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 c = {x["name"]: x["percent"] for x in d["components"]}
-assert d["inclusive"] and c["data_copy"] > 10, c
+assert d["inclusive"] and c["data_copy"] > 10, "components: %s" % c
 ' "$TMP/i.json"
 ok $? "--inclusive: data copy still counted"
 
