@@ -67,6 +67,10 @@ static const struct comp_builtin prefix_rules[] = {
 	{"inet6_", "tcp/ip"},
 	{"ip6_", "tcp/ip"},
 	{"tcp_v6_", "tcp/ip"},
+	/* congestion control modules */
+	{"bbr_", "tcp/ip"},
+	{"cubictcp_", "tcp/ip"},
+	{"bictcp_", "tcp/ip"},
 	/* netdevice: NAPI, the device layer, qdiscs, GRO/GSO, loopback */
 	{"napi_", "netdev"},
 	{"__napi_", "netdev"},
@@ -316,6 +320,13 @@ static const struct comp_builtin prefix_rules[] = {
 	{"__list_del_entry_valid", "etc"},
 	{"__list_add_valid", "etc"},
 	{"__pi_", "etc"},
+	{"pvclock_", "etc"},
+	{"kvm_clock_", "etc"},
+	{"__traceiter_", "etc"},
+	{"select_estimate_accuracy", "etc"},
+	{"poll_select_", "etc"},
+	{"_find_next_", "etc"},
+	{"_find_first_", "etc"},
 };
 
 struct comp_rule {
