@@ -26,10 +26,10 @@ static const char usage_text[] =
 	"skb, memory, lock, scheduling, others: docs/cpu.md), per thread (user/system %,\n"
 	"state, last CPU, switches), per process (RSS, its growth, page faults) and per core.\n"
 	"With -d, one report at the end; without, a live view on a terminal (keys: f\n"
-	"functions, c components, t threads, p cores, i inclusive, q quit) or, piped, one\n"
-	"snapshot per interval. With a TRACE made by 'record --on-cpu', its samples; with\n"
-	"--folded, the folded stacks of FILE ('-': stdin; e.g. another profiler's), so that\n"
-	"its samples are classified by the same component rules.\n"
+	"functions, Enter call paths, c components, i inclusive, t threads, p cores, q\n"
+	"quit) or, piped, one snapshot per interval. With a TRACE made by 'record --on-cpu',\n"
+	"its samples; with --folded, the folded stacks of FILE ('-': stdin; e.g. another\n"
+	"profiler's), classified by the same component rules.\n"
 	"\n"
 	"  -p, --pid PID[,PID...]   processes to sample, with their descendants\n"
 	"      --no-children        the PIDs alone, not their descendants\n"
@@ -45,9 +45,14 @@ static const char usage_text[] =
 	"                           'PATTERN COMPONENT [kernel|user]', PATTERN a name or a\n"
 	"                           prefix ending in '*', '#' comments\n"
 	"      --top N              functions listed in text (default 30)\n"
-	"      --min-unmatched PCT  unmatched kernel functions listed above PCT %% of the\n"
+	"      --min-unmatched PCT  unmatched kernel functions listed above PCT % of the\n"
 	"                           kernel samples (default 0.1)\n"
-	"  -q, --quiet              no notices on stderr\n";
+	"      --folded FILE        report FILE's folded stacks ('a;b;c COUNT' lines, kernel\n"
+	"                           frames suffixed _[k]) instead of sampling\n"
+	"  -q, --quiet              no notices on stderr\n"
+	"\n"
+	"Exit status: 0; 1 when sampling or writing failed; 2 for a bad option or a bad\n"
+	"components file.\n";
 
 static volatile sig_atomic_t stop;
 
