@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "trace/u64map.h"
+#include "util/escape.h"
 
 /* ---- components ---- */
 
@@ -55,7 +56,10 @@ size_t comp_table__rules(const struct comp_table *t);
 /* ---- the profile: pure data, filled by a session or from a trace file ---- */
 
 struct cpu_func {
-	const char *name;   /* never NULL: "[unknown]" or "module+0x1a2b" when unresolved */
+	/* Never NULL: "[unknown]" or "module+0x1a2b" when unresolved. Names from the target
+	 * (symbols, paths, thread names) are escaped as util/escape.h says: safe in every
+	 * output, ';' included. */
+	const char *name;
 	const char *module; /* "[kernel]", "[xfs]", "/usr/lib/...so", "[unknown]" */
 	bool kernel;
 	int comp; /* set by cpu_profile__classify; -1: unmatched */
@@ -70,7 +74,7 @@ struct cpu_stack {
 
 struct cpu_thread {
 	pid_t pid, tid;
-	char comm[16];
+	char comm[COMM_ESCAPED_SIZE]; /* escaped (util/escape.h), as every name here */
 	uint64_t samples;
 	uint64_t *on_cpu; /* samples per CPU, nr_cpus entries */
 	/* From /proc at the start and the end of the window. */
@@ -86,7 +90,7 @@ struct cpu_thread {
 
 struct cpu_process {
 	pid_t pid;
-	char comm[16];
+	char comm[COMM_ESCAPED_SIZE];
 	bool gone;
 	uint64_t rss0_kb, rss_kb, rss_max_kb;
 	uint64_t minflt0, majflt0, minflt, majflt; /* totals at the start and the end */

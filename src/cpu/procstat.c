@@ -86,8 +86,10 @@ static int read_thread(pid_t pid, pid_t tid, char *state, uint64_t *v, int *cpu,
 		return -EINVAL;
 	a = strchr(buf, '(');
 	b = strrchr(buf, ')');
-	if (comm && a && b > a)
-		snprintf(comm, 16, "%.*s", (int)(b - a - 1), a + 1);
+	if (comm && a && b > a) {
+		snprintf(comm, COMM_ESCAPED_SIZE, "%.*s", (int)(b - a - 1), a + 1);
+		name_escape_inplace(comm, COMM_ESCAPED_SIZE);
+	}
 	return read_switches(pid, tid, &v[2], &v[3]);
 }
 
@@ -107,8 +109,10 @@ static int read_process(pid_t pid, uint64_t *rss_kb, uint64_t *minflt, uint64_t 
 	if (comm) {
 		const char *a = strchr(buf, '('), *b = strrchr(buf, ')');
 
-		if (a && b > a)
-			snprintf(comm, 16, "%.*s", (int)(b - a - 1), a + 1);
+		if (a && b > a) {
+			snprintf(comm, COMM_ESCAPED_SIZE, "%.*s", (int)(b - a - 1), a + 1);
+			name_escape_inplace(comm, COMM_ESCAPED_SIZE);
+		}
 	}
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	n = read_file(path, buf, sizeof(buf));
@@ -134,7 +138,7 @@ void cpu_proc__start(struct cpu_profile *p, pid_t pid)
 	n = proc_tasks__list(pid, &tids);
 	for (i = 0; i < n; i++) {
 		struct cpu_thread *t = cpu_profile__thread(p, pid, tids[i], NULL);
-		char comm[16] = "";
+		char comm[COMM_ESCAPED_SIZE] = "";
 
 		if (!read_thread(pid, tids[i], &t->state, t->stat0, &t->last_cpu, comm)) {
 			t->have_stat = true;

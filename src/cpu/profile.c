@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cpu/cpu.h"
+#include "util/escape.h"
 #include "util/strpool.h"
 #include "util/util.h"
 
@@ -62,6 +63,19 @@ void cpu_profile__delete(struct cpu_profile *p)
 	free(p);
 }
 
+static const char *intern_safe(struct cpu_profile *p, const char *s)
+{
+	char *e;
+	const char *r;
+
+	if (name_is_safe(s, strlen(s)))
+		return strpool__intern(p->pool, s);
+	e = name_escape_dup(s);
+	r = strpool__intern(p->pool, e);
+	free(e);
+	return r;
+}
+
 uint32_t cpu_profile__func(struct cpu_profile *p, const char *name, const char *module, bool kernel)
 {
 	uint64_t h = fnv1a_str(name, FNV1A_INIT), *slot;
@@ -83,8 +97,8 @@ uint32_t cpu_profile__func(struct cpu_profile *p, const char *name, const char *
 	}
 	xgrow((void **)&p->funcs, &p->cap_funcs, p->nr_funcs + 1, sizeof(*p->funcs));
 	f = &p->funcs[p->nr_funcs];
-	f->name = strpool__intern(p->pool, name);
-	f->module = strpool__intern(p->pool, module ? module : "");
+	f->name = intern_safe(p, name);
+	f->module = intern_safe(p, module ? module : "");
 	f->kernel = kernel;
 	f->comp = -1;
 	*slot = p->nr_funcs + 1;
@@ -101,8 +115,10 @@ struct cpu_thread *cpu_profile__thread(struct cpu_profile *p, pid_t pid, pid_t t
 	slot = u64map__slot(&p->thread_idx, (uint32_t)tid, &created);
 	if (!created) {
 		t = &p->threads[*slot - 1];
-		if (comm && !t->comm[0])
-			snprintf(t->comm, sizeof(t->comm), "%s", comm);
+		if (comm && !t->comm[0]) {
+			snprintf(t->comm, sizeof(t->comm), "%.15s", comm);
+			name_escape_inplace(t->comm, sizeof(t->comm));
+		}
 		return t;
 	}
 	xgrow((void **)&p->threads, &p->cap_threads, p->nr_threads + 1, sizeof(*p->threads));
@@ -113,8 +129,10 @@ struct cpu_thread *cpu_profile__thread(struct cpu_profile *p, pid_t pid, pid_t t
 	t->last_cpu = -1;
 	t->prev_cpu = -1;
 	t->on_cpu = xcalloc(p->nr_cpus, sizeof(uint64_t));
-	if (comm)
-		snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	if (comm) {
+		snprintf(t->comm, sizeof(t->comm), "%.15s", comm);
+		name_escape_inplace(t->comm, sizeof(t->comm));
+	}
 	*slot = ++p->nr_threads;
 	return t;
 }

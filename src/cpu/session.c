@@ -30,7 +30,6 @@ struct cpu_proc_sym {
 	pid_t pid;
 	struct proc_maps *maps;
 	struct symbolizer *sym;
-	char comm[16];
 };
 
 struct cached_stack {
@@ -339,7 +338,6 @@ static void add_sample(struct cpu_session *s, struct cpu_profile *p, const struc
 	const struct cached_stack *ks, *us;
 	uint32_t frames[2 * CPU_MAX_DEPTH + 1];
 	uint32_t n = 0;
-	struct cpu_proc_sym *ps = proc_sym(s, k->tgid);
 	char comm[16] = "";
 
 	ks = stack_frames(s, p, k->tgid, k->kstack, true);
@@ -350,15 +348,6 @@ static void add_sample(struct cpu_session *s, struct cpu_profile *p, const struc
 	n += us->nr;
 	if (!n) /* neither stack: a kernel thread without one, or the map was full */
 		frames[n++] = cpu_profile__func(p, "[unknown]", "[unknown]", false);
-	if (!ps->comm[0]) {
-		char path[64], buf[64];
-
-		snprintf(path, sizeof(path), "/proc/%d/comm", k->tgid);
-		if (read_file(path, buf, sizeof(buf)) > 0)
-			snprintf(ps->comm, sizeof(ps->comm), "%.*s", (int)strcspn(buf, "\n"), buf);
-		else
-			snprintf(ps->comm, sizeof(ps->comm), "%d", k->tgid);
-	}
 	if (!cpu_profile__thread(p, k->tgid, k->tid, NULL)->comm[0]) {
 		char path[80], buf[64];
 
