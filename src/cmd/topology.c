@@ -1,6 +1,5 @@
 /* srvscope topology: the machine as hwloc sees it (lstopo's view), and with -p where a
  * process's threads ran during a window. */
-#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <signal.h>
@@ -61,7 +60,7 @@ static json_t *place(pid_t pid, long duration, long hz, const struct topo *topo)
 		struct timespec ts = {0, 50 * 1000000L};
 
 		nanosleep(&ts, NULL);
-		if (kill(pid, 0) && errno == ESRCH)
+		if (!cpu_pid_alive(pid))
 			break;
 	}
 	cpu_session__read(s, p, true);

@@ -214,6 +214,8 @@ struct cpu_session *cpu_session__new(const struct cpu_opts *o);
  * symbols. Returns the number of targets still alive (0: all gone). */
 int cpu_session__read(struct cpu_session *s, struct cpu_profile *p, bool last);
 int cpu_session__nr_cpus(const struct cpu_session *s);
+/* Whether pid still runs: it exists and is not a zombie. */
+bool cpu_pid_alive(pid_t pid);
 /* Every process looked at so far (the targets and their descendants); empty with -a. */
 const pid_t *cpu_session__targets(struct cpu_session *s, size_t *nr);
 /* Accepts NULL. */

@@ -400,6 +400,19 @@ static struct cpu_thread *where_thread(struct cpu_profile *p, pid_t tid)
 	return cpu_profile__thread(p, pid, tid, NULL);
 }
 
+bool cpu_pid_alive(pid_t pid)
+{
+	char path[64], buf[512];
+	const char *e;
+
+	/* An exited process its parent has not reaped yet is gone too: state Z. */
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return false;
+	e = strrchr(buf, ')');
+	return e && e[1] == ' ' && e[2] != 'Z' && e[2] != 'X';
+}
+
 int cpu_session__read(struct cpu_session *s, struct cpu_profile *p, bool last)
 {
 	uint64_t *lost = xcalloc(s->nr_cpus, sizeof(uint64_t)), *cv, *wv;
@@ -485,12 +498,10 @@ int cpu_session__read(struct cpu_session *s, struct cpu_profile *p, bool last)
 	if (s->o.all)
 		return 1;
 	for (i = 0; i < s->o.nr_pids; i++)
-		if (!kill(s->o.pids[i], 0) || errno == EPERM)
-			alive++;
+		alive += cpu_pid_alive(s->o.pids[i]);
 	if (!alive) /* the roots are gone; descendants may still run */
 		for (i = 0; i < s->nr_targets; i++)
-			if (!kill(s->targets[i], 0) || errno == EPERM)
-				alive++;
+			alive += cpu_pid_alive(s->targets[i]);
 	return alive;
 }
 
