@@ -13,6 +13,7 @@
 #include "cpu/cpu.h"
 #include "proc/task.h"
 #include "symbol/symbolizer.h"
+#include "topology/topology.h"
 #include "util/util.h"
 
 static const char usage_text[] =
@@ -274,6 +275,7 @@ int cmd_cpu(int argc, char **argv)
 	struct cpu_session *s = NULL;
 	struct sigaction sa = {.sa_handler = on_signal};
 	struct series series = {0};
+	struct topo *topo = NULL;
 	char err[512];
 	int opt, ret = 1;
 
@@ -405,6 +407,9 @@ int cmd_cpu(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* the cores' place in the machine, for the per-core view (none: -1) */
+	topo = c.ro.fmt == CPU_TEXT || c.ro.fmt == CPU_JSON ? topo__load() : NULL;
+	c.ro.topo = topo;
 	if (c.duration)
 		ret = run_duration(&c, s, t);
 	else if (isatty(STDOUT_FILENO) && !c.fmt_given)
@@ -413,6 +418,7 @@ int cmd_cpu(int argc, char **argv)
 		ret = run_snapshots(&c, s, t);
 out:
 	cpu_session__delete(s);
+	topo__delete(topo);
 	free(series.prev);
 	comp_table__delete(t);
 	symbolizer__exit();

@@ -16,6 +16,8 @@
 #include "trace/u64map.h"
 #include "util/escape.h"
 
+struct topo;
+
 /* ---- components ---- */
 
 #define COMP_TABLE_VERSION "sigcomm21+linux6-1"
@@ -232,6 +234,7 @@ struct cpu_report_opts {
 	size_t top;	      /* functions listed in text (0: 30) */
 	double min_unmatched; /* percent of kernel samples (0.1) */
 	const char *title;
+	const struct topo *topo; /* the cores' core, package and NUMA node; may be NULL */
 };
 
 /* Writes the report of p in o->fmt. Returns 0 or -errno. CPU_PPROF is the pprof writer's

@@ -9,6 +9,7 @@
 #include "cpu/cpu.h"
 #include "output/flamegraph.h"
 #include "output/speedscope.h"
+#include "topology/topology.h"
 #include "util/escape.h"
 #include "util/util.h"
 
@@ -52,6 +53,31 @@ static const struct cpu_thread *find_thread(const struct cpu_profile *p, pid_t t
 static bool of_process(const struct cpu_stack *s, void *arg)
 {
 	return s->pid == *(pid_t *)arg;
+}
+
+static bool of_thread(const struct cpu_stack *s, void *arg)
+{
+	return s->tid == *(pid_t *)arg;
+}
+
+/* {"component": percent, ...} of a thread's kernel samples: only the components it has. */
+static json_t *thread_components(const struct cpu_profile *p, const struct comp_table *t,
+				 const struct cpu_report_opts *o, pid_t tid)
+{
+	struct cpu_comp_share cs;
+	json_t *j = json_object();
+	size_t i;
+
+	cpu_profile__components(p, t, o->inclusive, of_thread, &tid, &cs);
+	for (i = 0; i <= comp_table__nr(t); i++) {
+		uint64_t n = i < comp_table__nr(t) ? cs.per_comp[i] : cs.unmatched;
+
+		if (n)
+			json_object_set_new(j, comp_table__name(t, i),
+					    json_real(pct(n, cs.kernel_total)));
+	}
+	cpu_comp_share__free(&cs);
+	return j;
 }
 
 /* ---- text ---- */
@@ -158,15 +184,18 @@ static int write_text(FILE *f, const struct cpu_profile *p, const struct comp_ta
 		}
 	}
 	if (p->live) {
-		fprintf(f, "\nCORES\n  %4s %6s %6s %6s %8s\n", "CPU", "USER%", "SYS%", "IDLE%",
-			"SAMPLES");
+		fprintf(f, "\nCORES\n  %4s %5s %7s %4s %6s %6s %6s %8s\n", "CPU", "CORE", "PACKAGE",
+			"NODE", "USER%", "SYS%", "IDLE%", "SAMPLES");
 		for (c = 0; c < p->nr_cpus; c++) {
 			const struct cpu_core *cr = &p->cores[c];
 			uint64_t all = cr->user + cr->system + cr->idle + cr->other;
+			struct topo_cpu tc = {-1, -1, -1, 1};
 
-			fprintf(f, "  %4d %6.1f %6.1f %6.1f %8llu\n", c, pct(cr->user, all),
-				pct(cr->system, all), pct(cr->idle, all),
-				(unsigned long long)cr->samples);
+			if (o->topo)
+				topo__cpu(o->topo, c, &tc);
+			fprintf(f, "  %4d %5d %7d %4d %6.1f %6.1f %6.1f %8llu\n", c, tc.core,
+				tc.package, tc.node, pct(cr->user, all), pct(cr->system, all),
+				pct(cr->idle, all), (unsigned long long)cr->samples);
 		}
 	}
 	return ferror(f) ? -EIO : 0;
@@ -281,6 +310,9 @@ static int write_json(FILE *f, const struct cpu_profile *p, const struct comp_ta
 		th_j = json_pack("{s:i,s:i,s:s,s:I,s:o}", "pid", th->pid, "tid", th->tid, "comm",
 				 th->comm, "samples", (json_int_t)th->samples, "samples_per_cpu",
 				 oc);
+		if (th->samples)
+			json_object_set_new(th_j, "components",
+					    thread_components(p, t, o, th->tid));
 		if (th->have_stat) {
 			char st[2] = {th->state, 0};
 
@@ -319,11 +351,16 @@ static int write_json(FILE *f, const struct cpu_profile *p, const struct comp_ta
 		const struct cpu_core *cr = &p->cores[c];
 		uint64_t all = cr->user + cr->system + cr->idle + cr->other;
 
-		json_array_append_new(arr, json_pack("{s:i,s:f,s:f,s:f,s:I}", "cpu", c,
-						     "user_percent", pct(cr->user, all),
-						     "system_percent", pct(cr->system, all),
-						     "idle_percent", pct(cr->idle, all), "samples",
-						     (json_int_t)cr->samples));
+		struct topo_cpu tc = {-1, -1, -1, 1};
+
+		if (o->topo)
+			topo__cpu(o->topo, c, &tc);
+		json_array_append_new(
+			arr, json_pack("{s:i,s:i,s:i,s:i,s:f,s:f,s:f,s:I}", "cpu", c, "core",
+				       tc.core, "package", tc.package, "numa_node", tc.node,
+				       "user_percent", pct(cr->user, all), "system_percent",
+				       pct(cr->system, all), "idle_percent", pct(cr->idle, all),
+				       "samples", (json_int_t)cr->samples));
 	}
 	json_object_set_new(doc, "cores", arr);
 
