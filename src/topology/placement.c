@@ -194,11 +194,10 @@ json_t *placement__json(const struct placement *pl, const struct cpu_profile *p,
 int placement__write_text(FILE *f, json_t *j)
 {
 	json_t *t, *w, *m, *fl;
-	size_t i, k;
+	size_t i, k, nt = json_array_size(json_object_get(j, "threads"));
 
-	fprintf(f, "\nPROCESS %lld: %zu threads over %.2f s\n",
-		(long long)json_integer_value(json_object_get(j, "pid")),
-		json_array_size(json_object_get(j, "threads")),
+	fprintf(f, "\nPROCESS %lld: %zu thread%s over %.2f s\n",
+		(long long)json_integer_value(json_object_get(j, "pid")), nt, nt == 1 ? "" : "s",
 		json_real_value(json_object_get(j, "duration_s")));
 	fprintf(f, "  %7s %-16s %-12s %5s %8s  %s\n", "TID", "COMM", "ALLOWED", "MIGR", "SAMPLES",
 		"WHERE (share of its samples: cpu, core, NUMA node)");
