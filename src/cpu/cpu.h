@@ -120,6 +120,7 @@ struct cpu_profile {
 	struct cpu_core *cores;
 	int nr_cpus;
 	uint64_t samples, kernel_samples, lost;
+	uint64_t stacks_lost; /* samples whose stack the full stack map could not hold */
 	uint64_t duration_ns;
 	uint64_t end_ns; /* when the samples were last taken out (CLOCK_MONOTONIC) */
 	unsigned int hz;

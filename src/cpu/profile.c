@@ -34,7 +34,7 @@ static void free_samples(struct cpu_profile *p)
 	}
 	for (i = 0; i < (size_t)p->nr_cpus; i++)
 		p->cores[i].samples = 0;
-	p->samples = p->kernel_samples = p->lost = 0;
+	p->samples = p->kernel_samples = p->lost = p->stacks_lost = 0;
 }
 
 void cpu_profile__clear(struct cpu_profile *p)

@@ -131,6 +131,9 @@ static int write_text(FILE *f, const struct cpu_profile *p, const struct comp_ta
 	if (p->lost)
 		fprintf(f, " (%llu not counted: the sample map was full)",
 			(unsigned long long)p->lost);
+	if (p->stacks_lost)
+		fprintf(f, " (%llu without their stack: the stack map was full)",
+			(unsigned long long)p->stacks_lost);
 	fprintf(f, "; kernel %.2f %%, user %.2f %%\n", pct(p->kernel_samples, p->samples),
 		pct(p->samples - p->kernel_samples, p->samples));
 
@@ -249,6 +252,7 @@ static int write_json(FILE *f, const struct cpu_profile *p, const struct comp_ta
 	json_object_set_new(doc, "samples", json_integer(p->samples));
 	json_object_set_new(doc, "kernel_samples", json_integer(p->kernel_samples));
 	json_object_set_new(doc, "not_counted", json_integer(p->lost));
+	json_object_set_new(doc, "stacks_lost", json_integer(p->stacks_lost));
 	json_object_set_new(doc, "hz", json_integer(p->hz));
 	json_object_set_new(doc, "duration_s", json_real(p->duration_ns / 1e9));
 	json_object_set_new(doc, "component_table", json_string(COMP_TABLE_VERSION));

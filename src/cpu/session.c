@@ -340,6 +340,11 @@ static void add_sample(struct cpu_session *s, struct cpu_profile *p, const struc
 	uint32_t n = 0;
 	char comm[16] = "";
 
+	/* -EEXIST, -ENOMEM: the stack map was full (-EFAULT is a sample without a kernel
+	 * or a user part) */
+	if (k->kstack == -EEXIST || k->kstack == -ENOMEM || k->ustack == -EEXIST ||
+	    k->ustack == -ENOMEM)
+		p->stacks_lost += count;
 	ks = stack_frames(s, p, k->tgid, k->kstack, true);
 	memcpy(frames, ks->frames, ks->nr * sizeof(uint32_t));
 	n = ks->nr;
@@ -451,7 +456,9 @@ int cpu_session__read(struct cpu_session *s, struct cpu_profile *p, bool last)
 			proc_sym(s,
 				 ((const struct cpu_key *)(ck + i * sizeof(struct cpu_key)))->tgid);
 	}
-	if (s->o.defer_symbols && last) {
+	/* A long window keeps its counts in memory until the end: past a million of them
+	 * (24 MB), they are symbolized now. */
+	if (s->o.defer_symbols && (last || s->nr_raw > (1u << 20))) {
 		size_t r, start = 0;
 
 		refresh_maps(s);
