@@ -119,14 +119,26 @@ struct series {
 	const struct comp_table *t;
 	bool inclusive;
 	uint64_t *prev;
+	uint64_t next_ns, interval_ns; /* when the next row is due */
 };
 
-static void add_series_row(struct cpu_profile *p, void *arg)
+/* -d takes the samples out of the kernel more often than the rows (every DRAIN_MS): the
+ * BPF stack map is emptied at each read, and the fewer stacks it holds, the fewer new ones
+ * find their bucket taken. */
+#define DRAIN_MS 200
+
+static void add_series_row(struct cpu_profile *p, uint64_t end_ns, void *arg)
 {
 	struct series *se = arg;
 	struct cpu_comp_share cs;
 	size_t cols = comp_table__nr(se->t) + 1, k;
 	uint64_t *row;
+
+	/* a row per interval, and one for the end of the window */
+	if (end_ns + 1000000 < se->next_ns && end_ns < p->end_ns)
+		return;
+	while (se->next_ns <= end_ns + 1000000)
+		se->next_ns += se->interval_ns;
 
 	cpu_profile__classify(p, se->t);
 	cpu_profile__components(p, se->t, se->inclusive, NULL, NULL, &cs);
@@ -167,7 +179,7 @@ static int run_duration(struct cpu_cmd *c, struct cpu_session *s, const struct c
 
 		bool last;
 
-		sleep_ms(ms < c->interval_ms ? ms : c->interval_ms);
+		sleep_ms(ms < DRAIN_MS ? ms : DRAIN_MS);
 		last = stop || now_ns() + 1000000 >= end;
 		alive = cpu_session__read(s, p, last);
 		if (!alive && !last) { /* gone: read the rest and the figures as last seen */
@@ -397,6 +409,8 @@ int cmd_cpu(int argc, char **argv)
 
 		series.t = t;
 		series.inclusive = c.inclusive;
+		series.interval_ns = c.interval_ms * 1000000ull;
+		series.next_ns = now_ns() + series.interval_ns;
 		series.prev = xcalloc(comp_table__nr(t) + 1, sizeof(uint64_t));
 		s = cpu_session__new(&o);
 	}

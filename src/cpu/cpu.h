@@ -202,9 +202,10 @@ struct cpu_opts {
 	/* Symbols only at the last read: the counts of each read are kept as they are and the
 	 * maps of each process are read when it is met, the rest waits for the end (a report
 	 * after -d does not slow the machine it looks at while it samples). on_interval, if
-	 * set, is called with the profile after each read's samples are added. */
+	 * set, is called with the profile after each read's samples are added, with the
+	 * time the read took them out. */
 	bool defer_symbols;
-	void (*on_interval)(struct cpu_profile *p, void *arg);
+	void (*on_interval)(struct cpu_profile *p, uint64_t end_ns, void *arg);
 	void *arg;
 };
 

@@ -49,8 +49,15 @@ struct cpu_session {
 	struct cpu_proc_sym *procs;
 	size_t nr_procs, cap_procs;
 	struct u64map proc_idx;	  /* pid -> index + 1 */
-	struct u64map kstack_idx; /* kernel stack id -> index + 1 into cache */
-	struct u64map ustack_idx; /* pid << 32 | user stack id -> index + 1 */
+	struct u64map kstack_idx; /* kernel stack (store index) -> index + 1 into cache */
+	struct u64map ustack_idx; /* pid << 32 | user stack (store index) -> index + 1 */
+	/* The stacks taken out of the BPF stack map, by content: the map is emptied at each
+	 * read, since it is a hash table without chaining (a new stack whose bucket is taken
+	 * is lost: with 16384 buckets and -a, a tenth of the stacks in two seconds). */
+	struct u64map store_idx; /* hash of the ips -> index + 1 */
+	uint64_t **store_ips;
+	uint32_t *store_nr;
+	size_t nr_store, cap_store_ips, cap_store_nr;
 	struct cached_stack *cache;
 	size_t nr_cache, cap_cache;
 	struct symbolizer *ksym; /* for kernel addresses, which need no maps */
@@ -59,7 +66,8 @@ struct cpu_session {
 	uint64_t *raw_vals;
 	size_t nr_raw, cap_rk, cap_rv;
 	size_t *read_ends; /* raw index where each read ends */
-	size_t nr_reads, cap_reads;
+	uint64_t *read_ns; /* and when it was taken out */
+	size_t nr_reads, cap_reads, cap_read_ns;
 	uint64_t *ips;
 	uint64_t lost_reported;
 };
@@ -219,11 +227,17 @@ void cpu_session__delete(struct cpu_session *s)
 	free(s->cache);
 	u64map__free(&s->kstack_idx);
 	u64map__free(&s->ustack_idx);
+	for (i = 0; i < s->nr_store; i++)
+		free(s->store_ips[i]);
+	free(s->store_ips);
+	free(s->store_nr);
+	u64map__free(&s->store_idx);
 	u64map__free(&s->target_set);
 	free(s->targets);
 	free(s->raw_keys);
 	free(s->raw_vals);
 	free(s->read_ends);
+	free(s->read_ns);
 	free((void *)s->o.pids);
 	free(s->ips);
 	free(s);
@@ -286,9 +300,10 @@ static uint32_t frame_of(struct cpu_profile *p, const struct sym_result *r, bool
 	return cpu_profile__func(p, buf, r->module ? r->module : "[unknown]", kernel);
 }
 
-/* The symbolized frames of a stack id, cached: kernel ones by id, user ones by process
- * and id. A stack that cannot be read (-EFAULT for a kernel stack of a sample taken in
- * user mode; -EEXIST, a full map) has no frames. */
+/* The symbolized frames of a stored stack, cached: kernel ones by stack, user ones by
+ * process and stack. A stack that could not be taken (-EFAULT for a kernel stack of a
+ * sample taken in user mode; -EEXIST, a full map; -ENOENT, gone from the map) has no
+ * frames. */
 static const struct cached_stack *stack_frames(struct cpu_session *s, struct cpu_profile *p,
 					       pid_t pid, int32_t id, bool kernel)
 {
@@ -310,15 +325,12 @@ static const struct cached_stack *stack_frames(struct cpu_session *s, struct cpu
 	c = &s->cache[s->nr_cache];
 	*slot = ++s->nr_cache;
 	memset(c, 0, sizeof(*c));
-	memset(s->ips, 0, CPU_MAX_DEPTH * sizeof(uint64_t));
-	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stacks), &id, s->ips))
-		return c;
 	if (!kernel)
 		ps = proc_sym(s, pid);
-	c->frames = xmalloc(CPU_MAX_DEPTH * sizeof(uint32_t));
-	for (n = 0; n < CPU_MAX_DEPTH && s->ips[n]; n++) {
+	c->frames = xmalloc((s->store_nr[id] ? s->store_nr[id] : 1) * sizeof(uint32_t));
+	for (n = 0; n < s->store_nr[id]; n++) {
 		/* A return address is past its call: look up the call (perf does the same). */
-		uint64_t a = s->ips[n] - (n > 0);
+		uint64_t a = s->store_ips[id][n] - (n > 0);
 		struct sym_result r;
 
 		if (kernel)
@@ -342,8 +354,8 @@ static void add_sample(struct cpu_session *s, struct cpu_profile *p, const struc
 
 	/* -EEXIST, -ENOMEM: the stack map was full (-EFAULT is a sample without a kernel
 	 * or a user part) */
-	if (k->kstack == -EEXIST || k->kstack == -ENOMEM || k->ustack == -EEXIST ||
-	    k->ustack == -ENOMEM)
+	if (k->kstack == -EEXIST || k->kstack == -ENOMEM || k->kstack == -ENOENT ||
+	    k->ustack == -EEXIST || k->ustack == -ENOMEM || k->ustack == -ENOENT)
 		p->stacks_lost += count;
 	ks = stack_frames(s, p, k->tgid, k->kstack, true);
 	memcpy(frames, ks->frames, ks->nr * sizeof(uint32_t));
@@ -405,6 +417,71 @@ static struct cpu_thread *where_thread(struct cpu_profile *p, pid_t tid)
 	return cpu_profile__thread(p, pid, tid, NULL);
 }
 
+/* The store index of stack map entry id (met in this read: ids maps it), its ips copied
+ * out of the map the first time; negative ids (no stack) stay, an id gone from the map is
+ * -ENOENT. */
+static int32_t store_stack(struct cpu_session *s, int32_t id, struct u64map *ids)
+{
+	uint64_t h, *slot, v;
+	bool created;
+	uint32_t n;
+
+	if (id < 0)
+		return id;
+	if (u64map__get(ids, (uint32_t)id, &v))
+		return (int32_t)v - 1;
+	memset(s->ips, 0, CPU_MAX_DEPTH * sizeof(uint64_t));
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stacks), &id, s->ips)) {
+		u64map__put(ids, (uint32_t)id, (uint64_t)(uint32_t)-ENOENT + 1);
+		return -ENOENT;
+	}
+	for (n = 0; n < CPU_MAX_DEPTH && s->ips[n]; n++)
+		;
+	for (h = fnv1a(s->ips, n * sizeof(uint64_t), FNV1A_INIT);; h++) {
+		slot = u64map__slot(&s->store_idx, h, &created);
+		if (created)
+			break;
+		if (s->store_nr[*slot - 1] == n &&
+		    !memcmp(s->store_ips[*slot - 1], s->ips, n * sizeof(uint64_t)))
+			break;
+	}
+	if (created) {
+		xgrow((void **)&s->store_ips, &s->cap_store_ips, s->nr_store + 1,
+		      sizeof(uint64_t *));
+		xgrow((void **)&s->store_nr, &s->cap_store_nr, s->nr_store + 1, sizeof(uint32_t));
+		s->store_ips[s->nr_store] = xmalloc((n ? n : 1) * sizeof(uint64_t));
+		memcpy(s->store_ips[s->nr_store], s->ips, n * sizeof(uint64_t));
+		s->store_nr[s->nr_store] = n;
+		*slot = ++s->nr_store;
+	}
+	u64map__put(ids, (uint32_t)id, *slot);
+	return (int32_t)(*slot - 1);
+}
+
+/* Replaces the map ids of the keys by store indexes, then empties the stack map of the
+ * ids met (a sample between the drain and here whose stack is deleted loses it: -ENOENT
+ * at the next read, counted). */
+static void store_stacks(struct cpu_session *s, char *keys, size_t nr)
+{
+	struct u64map ids = {0};
+	size_t i, it = 0;
+	uint64_t id, v;
+	int fd = bpf_map__fd(s->skel->maps.stacks);
+
+	for (i = 0; i < nr; i++) {
+		struct cpu_key *k = (struct cpu_key *)(keys + i * sizeof(struct cpu_key));
+
+		k->kstack = store_stack(s, k->kstack, &ids);
+		k->ustack = store_stack(s, k->ustack, &ids);
+	}
+	while (u64map__next(&ids, &it, &id, &v)) {
+		uint32_t key = (uint32_t)id;
+
+		bpf_map_delete_elem(fd, &key);
+	}
+	u64map__free(&ids);
+}
+
 bool cpu_pid_alive(pid_t pid)
 {
 	char path[64], buf[512];
@@ -431,6 +508,7 @@ int cpu_session__read(struct cpu_session *s, struct cpu_profile *p, bool last)
 	nc = drain(bpf_map__fd(s->skel->maps.counts), sizeof(struct cpu_key), &ck, &cv);
 	nw = drain(bpf_map__fd(s->skel->maps.where), sizeof(struct cpu_where), &wk, &wv);
 	p->end_ns = now_ns();
+	store_stacks(s, ck, nc);
 	if (last) {
 		/* the end figures of every thread sampled and of every process met */
 		for (i = 0; i < nc; i++) {
@@ -451,6 +529,8 @@ int cpu_session__read(struct cpu_session *s, struct cpu_profile *p, bool last)
 		memcpy(s->raw_vals + s->nr_raw, cv, nc * sizeof(uint64_t));
 		s->nr_raw += nc;
 		xgrow((void **)&s->read_ends, &s->cap_reads, s->nr_reads + 1, sizeof(size_t));
+		xgrow((void **)&s->read_ns, &s->cap_read_ns, s->nr_reads + 1, sizeof(uint64_t));
+		s->read_ns[s->nr_reads] = p->end_ns;
 		s->read_ends[s->nr_reads++] = s->nr_raw;
 		for (i = 0; i < nc; i++)
 			proc_sym(s,
@@ -467,7 +547,7 @@ int cpu_session__read(struct cpu_session *s, struct cpu_profile *p, bool last)
 				add_sample(s, p, &s->raw_keys[i], s->raw_vals[i]);
 			start = s->read_ends[r];
 			if (s->o.on_interval)
-				s->o.on_interval(p, s->o.arg);
+				s->o.on_interval(p, s->read_ns[r], s->o.arg);
 		}
 		s->nr_raw = s->nr_reads = 0;
 	} else if (!s->o.defer_symbols) {
@@ -475,7 +555,7 @@ int cpu_session__read(struct cpu_session *s, struct cpu_profile *p, bool last)
 		for (i = 0; i < nc; i++)
 			add_sample(s, p, (const void *)(ck + i * sizeof(struct cpu_key)), cv[i]);
 		if (s->o.on_interval)
-			s->o.on_interval(p, s->o.arg);
+			s->o.on_interval(p, p->end_ns, s->o.arg);
 	}
 	for (i = 0; i < nw; i++) {
 		const struct cpu_where *w = (const void *)(wk + i * sizeof(struct cpu_where));
