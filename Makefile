@@ -25,6 +25,7 @@ CFLAGS   += -std=gnu11 $(WARN) -pthread
 LIBS     := -lbpf -lunwind-x86_64 -lunwind -ldw -lelf -ljansson -lncursesw -ltinfo \
 	    -liberty -lzstd -lz -llzma -lbz2 -lpthread -ldl
 LIBS     += -lm
+LIBS     += -lhwloc -lm
 
 SRCS     := $(shell find src -name '*.c' ! -name '*.bpf.c' | sort)
 OBJS     := $(SRCS:%.c=$(BUILD)/%.o)

@@ -25,6 +25,8 @@ static const struct command commands[] = {
 	{"critical", cmd_critical, "the critical path of a thread, across threads and hosts"},
 	{"report", cmd_report, "one self-contained HTML report (flame graphs, tables) of traces"},
 	{"clone", cmd_clone, "run a synthetic server built from a srvscope model"},
+	{"cpu", cmd_cpu, "where CPU time goes: functions, components, threads, cores"},
+	{"topology", cmd_topology, "the machine's cores, caches and NUMA nodes; where threads ran"},
 };
 
 static void usage(FILE *f)

@@ -13,5 +13,7 @@ int cmd_load(int argc, char **argv);
 int cmd_critical(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_clone(int argc, char **argv);
+int cmd_cpu(int argc, char **argv);
+int cmd_topology(int argc, char **argv);
 
 #endif
