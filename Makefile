@@ -25,7 +25,7 @@ CFLAGS   += -std=gnu11 $(WARN) -pthread
 LIBS     := -lbpf -lunwind-x86_64 -lunwind -ldw -lelf -ljansson -lncursesw -ltinfo \
 	    -liberty -lzstd -lz -llzma -lbz2 -lpthread -ldl
 LIBS     += -lm
-LIBS     += -lhwloc -lm
+LIBS     += -lhwloc
 
 SRCS     := $(shell find src -name '*.c' ! -name '*.bpf.c' | sort)
 OBJS     := $(SRCS:%.c=$(BUILD)/%.o)
@@ -160,7 +160,7 @@ FUZZFLAGS := -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer
 $(BUILD)/fuzzobj/src/%.o: src/%.c $(SKELS) | $(BUILD)/vmlinux.h
 	$(call msg,FUZZCC,$<)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(CPPFLAGS) -std=gnu11 -pthread $(FUZZFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+	$(Q)$(CLANG) $(CPPFLAGS) -std=gnu11 -pthread $(FUZZFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZOBJS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
@@ -178,4 +178,4 @@ clean:
 	$(Q)rm -rf build build-asan
 
 .PHONY: all static fixtures demo-bins deps demo check asan fuzz fuzz-bins format clean
--include $(OBJS:.o=.d)
+-include $(OBJS:.o=.d) $(FUZZOBJS:.o=.d)
