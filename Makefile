@@ -24,12 +24,19 @@ CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 $(WARN) -pthread
 LIBS     := -lbpf -lunwind-x86_64 -lunwind -ldw -lelf -ljansson -lncursesw -ltinfo \
 	    -liberty -lzstd -lz -llzma -lbz2 -lpthread -ldl
+LIBS     += -lprotobuf-c
 
 SRCS     := $(shell find src -name '*.c' ! -name '*.bpf.c' | sort)
 OBJS     := $(SRCS:%.c=$(BUILD)/%.o)
 LIBOBJS  := $(filter-out $(BUILD)/src/main.o,$(OBJS))
 BPFSRCS  := $(wildcard src/bpf/*.bpf.c)
 SKELS    := $(BPFSRCS:src/bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
+
+# pprof: C code generated from src/output/profile.proto into $(BUILD)/proto (not committed;
+# the fuzz targets link this same object).
+PROTO_OBJ := $(BUILD)/proto/profile.pb-c.o
+OBJS     += $(PROTO_OBJ)
+LIBOBJS  += $(PROTO_OBJ)
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
@@ -51,6 +58,16 @@ $(BUILD)/src/%.o: src/%.c $(SKELS) | $(BUILD)/vmlinux.h
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/proto/profile.pb-c.c: src/output/profile.proto
+	$(call msg,PROTOC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)protoc-c --proto_path=src/output --c_out=$(@D) $<
+$(BUILD)/proto/profile.pb-c.h: $(BUILD)/proto/profile.pb-c.c
+$(BUILD)/proto/%.o: $(BUILD)/proto/%.c
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+$(BUILD)/src/output/pprof.o $(BUILD)/fuzzobj/src/output/pprof.o: $(BUILD)/proto/profile.pb-c.h
 
 # BPF: vmlinux.h from the running kernel's BTF, CO-RE objects, skeletons.
 $(BUILD)/vmlinux.h:

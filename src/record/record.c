@@ -365,6 +365,9 @@ static int write_info(struct recorder *r)
 			      "call_graph=%s\nustack_dump_bytes=%u\n",
 			      o->buffer_size, o->stack_refresh_ms, o->read_timer_ms,
 			      o->ustack_dump_bytes ? "dwarf" : "fp", o->ustack_dump_bytes);
+	/* The on-CPU period, for reports that give samples a duration (pprof's cpu/ns). */
+	if (o->on_cpu_hz && n < sizeof(buf))
+		n += snprintf(buf + n, sizeof(buf) - n, "on_cpu_hz=%u\n", o->on_cpu_hz);
 	if (n > sizeof(buf))
 		n = sizeof(buf);
 	return trace_writer__section(r->w, SEC_INFO, buf, n);
