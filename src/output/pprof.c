@@ -16,65 +16,8 @@
 #include "proc/maps.h"
 #include "proto/profile.pb-c.h"
 #include "record/procinfo.h"
+#include "util/keytab.h"
 #include "util/util.h"
-
-/* Byte-string keys to ids 1..n (0 stays "absent"), open addressing. */
-struct keytab {
-	struct keyslot {
-		uint64_t hash;
-		char *key;
-		size_t len;
-		uint64_t id;
-	} * slots;
-	size_t cap, nr;
-};
-
-static uint64_t keytab__find(struct keytab *t, const void *key, size_t len, bool *created)
-{
-	uint64_t h = fnv1a(key, len, 1469598103934665603ull);
-	size_t i;
-
-	if ((t->nr + 1) * 2 > t->cap) {
-		struct keyslot *old = t->slots;
-		size_t oldcap = t->cap, j;
-
-		t->cap = t->cap ? t->cap * 2 : 64;
-		t->slots = xcalloc(t->cap, sizeof(*t->slots));
-		for (j = 0; j < oldcap; j++) {
-			if (!old[j].key)
-				continue;
-			for (i = old[j].hash & (t->cap - 1); t->slots[i].key;
-			     i = (i + 1) & (t->cap - 1))
-				;
-			t->slots[i] = old[j];
-		}
-		free(old);
-	}
-	for (i = h & (t->cap - 1); t->slots[i].key; i = (i + 1) & (t->cap - 1)) {
-		struct keyslot *s = &t->slots[i];
-
-		if (s->hash == h && s->len == len && !memcmp(s->key, key, len)) {
-			*created = false;
-			return s->id;
-		}
-	}
-	t->slots[i].hash = h;
-	t->slots[i].key = xmalloc(len + 1); /* +1: a zero-length key is still non-NULL */
-	memcpy(t->slots[i].key, key, len);
-	t->slots[i].len = len;
-	t->slots[i].id = ++t->nr;
-	*created = true;
-	return t->slots[i].id;
-}
-
-static void keytab__free(struct keytab *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->cap; i++)
-		free(t->slots[i].key);
-	free(t->slots);
-}
 
 struct pprof_sample {
 	uint64_t *locs; /* leaf first */

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct trace_sink;
+
 #define RECORD_DEFAULT_OUTPUT	 "srvscope.trace"
 #define RECORD_DEFAULT_BUFFER	 (32u << 20)
 #define RECORD_DEFAULT_DUMP_SIZE 32768u			  /* --call-graph=dwarf */
@@ -17,13 +19,13 @@
 struct record_opts {
 	pid_t *pids; /* -p */
 	size_t nr_pids;
-	bool no_children; /* -p: the processes named only, not their existing descendants */
-	bool all;		    /* -a */
-	char **argv;		    /* -- COMMAND ARGS..., NULL-terminated; NULL when none */
-	double duration;	    /* seconds, 0: until stopped */
-	const char *output;	    /* trace file */
-	bool force;		    /* --force: replace an existing output file */
-	uint64_t buffer_size;	    /* ring buffer bytes: a power of two, at least a page */
+	bool no_children;     /* -p: the processes named only, not their existing descendants */
+	bool all;	      /* -a */
+	char **argv;	      /* -- COMMAND ARGS..., NULL-terminated; NULL when none */
+	double duration;      /* seconds, 0: until stopped */
+	const char *output;   /* trace file */
+	bool force;	      /* --force: replace an existing output file */
+	uint64_t buffer_size; /* ring buffer bytes: a power of two, at least a page */
 	unsigned int read_timer_ms; /* drain on this period, never woken; 0: woken at 1/4 full */
 	unsigned int on_cpu_hz;	    /* 0: no on-CPU samples */
 	bool no_stacks;
@@ -33,6 +35,8 @@ struct record_opts {
 	int progress;		 /* -1: on a terminal only, 0: never, 1: always */
 	bool verbose;		 /* libbpf's messages */
 	const char *cmdline;	 /* what was run, saved in the file */
+	/* srvscope serve: no file (output unused), everything handed to this sink. */
+	const struct trace_sink *sink;
 };
 
 /* Records until the duration elapses, SIGINT/SIGTERM/SIGHUP arrives, the launched command
@@ -41,5 +45,7 @@ struct record_opts {
  * command's exit status as a shell gives it (128 + the signal that killed it) when its
  * exit ended the recording, -1 otherwise. */
 int record__run(const struct record_opts *o, int *cmd_status);
+/* Ends a record__run running in another thread, as SIGTERM would. Async-signal-safe. */
+void record__stop(void);
 
 #endif
