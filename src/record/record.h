@@ -19,13 +19,13 @@ struct trace_sink;
 struct record_opts {
 	pid_t *pids; /* -p */
 	size_t nr_pids;
-	bool no_children;     /* -p: the processes named only, not their existing descendants */
-	bool all;	      /* -a */
-	char **argv;	      /* -- COMMAND ARGS..., NULL-terminated; NULL when none */
-	double duration;      /* seconds, 0: until stopped */
-	const char *output;   /* trace file */
-	bool force;	      /* --force: replace an existing output file */
-	uint64_t buffer_size; /* ring buffer bytes: a power of two, at least a page */
+	bool no_children; /* -p: the processes named only, not their existing descendants */
+	bool all;		    /* -a */
+	char **argv;		    /* -- COMMAND ARGS..., NULL-terminated; NULL when none */
+	double duration;	    /* seconds, 0: until stopped */
+	const char *output;	    /* trace file */
+	bool force;		    /* --force: replace an existing output file */
+	uint64_t buffer_size;	    /* ring buffer bytes: a power of two, at least a page */
 	unsigned int read_timer_ms; /* drain on this period, never woken; 0: woken at 1/4 full */
 	unsigned int on_cpu_hz;	    /* 0: no on-CPU samples */
 	bool no_stacks;
