@@ -25,6 +25,7 @@ CFLAGS   += -std=gnu11 $(WARN) -pthread
 LIBS     := -lbpf -lunwind-x86_64 -lunwind -ldw -lelf -ljansson -lncursesw -ltinfo \
 	    -liberty -lzstd -lz -llzma -lbz2 -lpthread -ldl
 LIBS     += -lprotobuf-c
+LIBS     += -lmicrohttpd
 
 SRCS     := $(shell find src -name '*.c' ! -name '*.bpf.c' | sort)
 OBJS     := $(SRCS:%.c=$(BUILD)/%.o)
@@ -68,6 +69,12 @@ $(BUILD)/proto/%.o: $(BUILD)/proto/%.c
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 $(BUILD)/src/output/pprof.o $(BUILD)/fuzzobj/src/output/pprof.o: $(BUILD)/proto/profile.pb-c.h
+# serve: the static binary gets stand-ins for GnuTLS (src/serve/gnutls_stubs.inc says why).
+$(BUILD)/srvscope-static: $(BUILD)/static/gnutls_stubs.o
+$(BUILD)/static/gnutls_stubs.o: src/serve/gnutls_stubs.inc
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Wno-unused-parameter -x c -c -o $@ $<
 
 # BPF: vmlinux.h from the running kernel's BTF, CO-RE objects, skeletons.
 $(BUILD)/vmlinux.h:

@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{"flame", cmd_flame, "off-CPU, wake-up and on-CPU flame graphs from a trace file"},
 	{"timeline", cmd_timeline,
 	 "each thread's running, runnable and blocked time, for Perfetto"},
+	{"serve", cmd_serve, "agent: Prometheus metrics and pprof profiles over HTTP"},
 };
 
 static void usage(FILE *f)

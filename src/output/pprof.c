@@ -16,8 +16,15 @@
 #include "proc/maps.h"
 #include "proto/profile.pb-c.h"
 #include "record/procinfo.h"
+#include "trace/u64map.h"
 #include "util/keytab.h"
 #include "util/util.h"
+
+/* "<hex> <path>" lines of the processes a profile has frames of. */
+struct build_ids {
+	char *text;
+	size_t len;
+};
 
 struct pprof_sample {
 	uint64_t *locs; /* leaf first */
@@ -47,6 +54,8 @@ struct pprof {
 	size_t cap_smp;
 	int64_t *comments;
 	size_t nr_comments, cap_comments;
+	struct build_ids bids; /* of the processes in bid_pids */
+	struct u64map bid_pids;
 };
 
 static int64_t str_id(struct pprof *p, const char *s)
@@ -116,6 +125,8 @@ void pprof__delete(struct pprof *p)
 	free(p->smp);
 	free(p->comments);
 	free(p->types);
+	free(p->bids.text);
+	u64map__free(&p->bid_pids);
 	free(p);
 }
 
@@ -284,12 +295,6 @@ void pprof__add_folded(struct pprof *p, const char *stack, const int64_t *values
 	free(copy);
 }
 
-/* "<hex> <path>" lines of the processes in agg, one lookup per process. */
-struct build_ids {
-	char *text;
-	size_t len;
-};
-
 static void build_ids__add(struct build_ids *b, pid_t pid)
 {
 	struct proc_maps *maps = proc_maps__read(pid);
@@ -332,84 +337,85 @@ static const char *build_ids__find(const struct build_ids *b, const char *path, 
 	return NULL;
 }
 
-void pprof__add_stack_agg(struct pprof *p, const struct stack_agg *agg)
+/* The build-ids of the objects pid maps, read once per process. */
+static void need_build_ids(struct pprof *p, pid_t pid)
 {
-	struct build_ids bids = {0};
-	struct u64pids {
-		pid_t *pids;
-		size_t nr, cap;
-	} seen = {0};
+	bool created;
+
+	u64map__slot(&p->bid_pids, (uint64_t)pid, &created);
+	if (created)
+		build_ids__add(&p->bids, pid);
+}
+
+void pprof__add_main(struct pprof *p, pid_t pid)
+{
 	char exe[4096], path[64], hex[128];
 	ssize_t n;
-	size_t g, t, i, k;
 
-	build_ids__add(&bids, agg->pid);
-	/* pprof names a profile after its first mapping: the target's executable. */
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)agg->pid);
+	need_build_ids(p, pid);
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	n = readlink(path, exe, sizeof(exe) - 1);
 	if (n > 0) {
 		exe[n] = '\0';
-		mapping_id(p, exe, build_ids__find(&bids, exe, hex, sizeof(hex)));
+		mapping_id(p, exe, build_ids__find(&p->bids, exe, hex, sizeof(hex)));
 	}
-	for (g = 0; g < agg->nr_groups; g++)
-		for (t = 0; t < agg->groups[g].nr_threads; t++) {
-			pid_t pid = agg->groups[g].threads[t].pid;
+}
 
-			if (pid == agg->pid)
+void pprof__add_frames(struct pprof *p, pid_t pid, const struct frame *fr, size_t nr,
+		       const int64_t *values, const struct pprof_labels *l)
+{
+	struct pprof_frame *frames = xcalloc(nr + 1, sizeof(*frames));
+	char(*names)[512] = xcalloc(nr + 1, sizeof(*names));
+	char(*hex)[128] = xcalloc(nr + 1, sizeof(*hex));
+	size_t n = 0, i, k;
+
+	if (pid > 0)
+		need_build_ids(p, pid);
+	/* Innermost first, the user frames above the kernel's as in the folded output (the
+	 * kernel frames are where the thread is now). */
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < nr; i++) {
+			struct pprof_frame *pf;
+
+			if (fr[i].kernel != (k == 0))
 				continue;
-			for (i = 0; i < seen.nr && seen.pids[i] != pid; i++)
-				;
-			if (i < seen.nr)
-				continue;
-			xgrow((void **)&seen.pids, &seen.cap, seen.nr + 1, sizeof(*seen.pids));
-			seen.pids[seen.nr++] = pid;
-			build_ids__add(&bids, pid);
+			pf = &frames[n];
+			frame__name(&fr[i], names[n], sizeof(names[n]));
+			pf->function = names[n];
+			pf->addr = fr[i].addr;
+			if (fr[i].kernel)
+				pf->module = PPROF_KERNEL_MODULE;
+			else if (fr[i].module && strcmp(fr[i].module, "[unknown]"))
+				pf->module = fr[i].module;
+			if (pf->module && pf->module[0] == '/')
+				pf->build_id = build_ids__find(&p->bids, pf->module, hex[n],
+							       sizeof(hex[n]));
+			n++;
 		}
+	pprof__add(p, frames, n, values, l);
+	free(hex);
+	free(names);
+	free(frames);
+}
+
+void pprof__add_stack_agg(struct pprof *p, const struct stack_agg *agg)
+{
+	size_t g, t;
+
+	/* pprof names a profile after its first mapping: the target's executable. */
+	pprof__add_main(p, agg->pid);
 	for (g = 0; g < agg->nr_groups; g++) {
 		const struct stack_group *grp = &agg->groups[g];
-		struct pprof_frame *frames = xcalloc(grp->nr_frames + 1, sizeof(*frames));
-		char(*names)[512] = xcalloc(grp->nr_frames + 1, sizeof(*names));
-		char(*hex)[128] = xcalloc(grp->nr_frames + 1, sizeof(*hex));
-		size_t n = 0;
 
-		/* Innermost first, the user frames above the kernel's as in the folded
-		 * output (the kernel frames are where the thread is now). */
-		for (k = 0; k < 2; k++)
-			for (i = 0; i < grp->nr_frames; i++) {
-				const struct frame *fr = &grp->frames[i];
-				struct pprof_frame *pf;
-
-				if (fr->kernel != (k == 0))
-					continue;
-				pf = &frames[n];
-				frame__name(fr, names[n], sizeof(names[n]));
-				pf->function = names[n];
-				pf->addr = fr->addr;
-				if (fr->kernel)
-					pf->module = PPROF_KERNEL_MODULE;
-				else if (fr->module && fr->module[0] == '/')
-					pf->module = fr->module;
-				else if (fr->module && strcmp(fr->module, "[unknown]"))
-					pf->module = fr->module;
-				if (pf->module && pf->module[0] == '/')
-					pf->build_id = build_ids__find(&bids, pf->module, hex[n],
-								       sizeof(hex[n]));
-				n++;
-			}
 		for (t = 0; t < grp->nr_threads; t++) {
 			const struct group_thread *th = &grp->threads[t];
 			int64_t v = th->count;
 			struct pprof_labels l = {.thread = th->name[0] ? th->name : "?",
 						 .tid = th->tid};
 
-			pprof__add(p, frames, n, &v, &l);
+			pprof__add_frames(p, th->pid, grp->frames, grp->nr_frames, &v, &l);
 		}
-		free(hex);
-		free(names);
-		free(frames);
 	}
-	free(seen.pids);
-	free(bids.text);
 }
 
 static int gzip(const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen)

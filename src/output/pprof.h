@@ -7,7 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
+struct frame;
 struct pprof;
 struct stack_agg;
 
@@ -51,6 +53,15 @@ void pprof__add(struct pprof *p, const struct pprof_frame *frames, size_t n, con
  * label; tid 0 for none. This is the door for the commands that only have folded text
  * (flame, cpu). */
 void pprof__add_folded(struct pprof *p, const char *stack, const int64_t *values, long tid);
+/* A sample from symbolized frames of process pid (struct frame, as snapshots hold them:
+ * kernel and user frames, each innermost first), named as the folded output names them;
+ * mappings get the build-ids of the objects pid maps (read once per process; pid 0:
+ * none). values[nr_types]; l may be NULL. */
+void pprof__add_frames(struct pprof *p, pid_t pid, const struct frame *frames, size_t n,
+		       const int64_t *values, const struct pprof_labels *l);
+/* Makes pid's executable (with its build-id) the first mapping, which pprof names the
+ * profile after. Call before adding samples. */
+void pprof__add_main(struct pprof *p, pid_t pid);
 /* The samples of a stacks/top aggregate: one sample per group and thread, valued in
  * thread-samples, with the thread's name and tid as labels, and mappings carrying the
  * build-ids of the objects still mapped by the threads' processes. p must have one
