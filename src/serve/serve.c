@@ -486,6 +486,8 @@ int serve__run(const struct serve_opts *o)
 	ro.buffer_size = o->buffer_size;
 	ro.on_cpu_hz = o->on_cpu_hz;
 	ro.stack_refresh_ms = 1000;
+	/* As record: user stacks unwound with DWARF CFI (libc's waits have no frame pointers). */
+	ro.ustack_dump_bytes = RECORD_DEFAULT_DUMP;
 	ro.progress = 0;
 	ro.verbose = o->verbose;
 	ro.cmdline = "srvscope serve";
