@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "record/record.h"
 #include "serve/serve.h"
 #include "util/util.h"
 
@@ -36,6 +37,10 @@ static const char usage_text[] =
 	"      --max-profiles N    profiles and /stacks answered at once (default 4; more: 429)\n"
 	"      --max-connections N connections at once (default 128)\n"
 	"      --buffer-mb N       the recorder's ring buffer in MiB (default 8)\n"
+	"      --call-graph=fp|dwarf  user stacks by frame pointers (default: cheap, but\n"
+	"                          code without them, such as libc's waits, ends the stack\n"
+	"                          at [truncated]) or unwound with DWARF CFI as record does\n"
+	"                          (complete, several times the CPU: docs/serve.md)\n"
 	"      --max-series N      metric label sets kept (default 5000; then \"[other]\")\n"
 	"      --max-stacks N      distinct stacks kept for the profiles (default 200000)\n"
 	"  -v, --verbose           libbpf's and the HTTP library's messages\n";
@@ -85,6 +90,7 @@ int cmd_serve(int argc, char **argv)
 		OPT_BUFFER,
 		OPT_MAX_SERIES,
 		OPT_MAX_STACKS,
+		OPT_CALL_GRAPH,
 	};
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
@@ -99,6 +105,7 @@ int cmd_serve(int argc, char **argv)
 		{"buffer-mb", required_argument, NULL, OPT_BUFFER},
 		{"max-series", required_argument, NULL, OPT_MAX_SERIES},
 		{"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
+		{"call-graph", required_argument, NULL, OPT_CALL_GRAPH},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{0}};
@@ -177,6 +184,17 @@ int cmd_serve(int argc, char **argv)
 			if (parse_long("--max-stacks", optarg, 100, 100000000, &v))
 				goto out;
 			o.limits.stacks = (size_t)v;
+			break;
+		case OPT_CALL_GRAPH:
+			if (!strcmp(optarg, "dwarf")) {
+				o.ustack_dump_bytes = RECORD_DEFAULT_DUMP_SIZE;
+			} else if (!strcmp(optarg, "fp")) {
+				o.ustack_dump_bytes = 0;
+			} else {
+				error("invalid value '%s' for --call-graph: expected fp or dwarf",
+				      optarg);
+				goto out;
+			}
 			break;
 		case 'v':
 			o.verbose = true;

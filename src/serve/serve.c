@@ -10,6 +10,7 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -454,8 +455,16 @@ int serve__run(const struct serve_opts *o)
 	bool v6 = false;
 	int status = -1, err;
 
+	size_t i;
+
 	if (parse_listen(o->listen, &ss, &v6))
 		return -EINVAL;
+	/* Before the listener says "serving": the recorder would only refuse them later. */
+	for (i = 0; i < o->nr_pids; i++)
+		if (kill(o->pids[i], 0) && errno == ESRCH) {
+			error("no such process %d: check the pid (ps -e, pgrep)", (int)o->pids[i]);
+			return -ESRCH;
+		}
 	/* A thread per connection: without this, a burst of scrapes leaves glibc an arena per
 	 * thread, megabytes that stay. Two arenas serve an agent that mostly waits. */
 	mallopt(M_ARENA_MAX, 2);
@@ -486,8 +495,7 @@ int serve__run(const struct serve_opts *o)
 	ro.buffer_size = o->buffer_size;
 	ro.on_cpu_hz = o->on_cpu_hz;
 	ro.stack_refresh_ms = 1000;
-	/* As record: user stacks unwound with DWARF CFI (libc's waits have no frame pointers). */
-	ro.ustack_dump_bytes = RECORD_DEFAULT_DUMP;
+	ro.ustack_dump_bytes = o->ustack_dump_bytes;
 	ro.progress = 0;
 	ro.verbose = o->verbose;
 	ro.cmdline = "srvscope serve";

@@ -19,13 +19,14 @@ struct serve_opts {
 	const char *listen; /* "ADDR:PORT" or "[ADDR6]:PORT" */
 	pid_t *pids;	    /* the served processes, with their descendants */
 	size_t nr_pids;
-	bool all;		      /* every process */
-	const char *token;	      /* bearer token required when not NULL */
-	unsigned int on_cpu_hz;	      /* 0: no on-CPU samples, /debug/pprof/profile refused */
-	unsigned int max_seconds;     /* the longest profile a request may ask for */
-	unsigned int max_profiles;    /* profile and /stacks requests at once */
-	unsigned int max_connections; /* connections at once */
-	uint64_t buffer_size;	      /* the recorder's ring buffer */
+	bool all;			/* every process */
+	const char *token;		/* bearer token required when not NULL */
+	unsigned int on_cpu_hz;		/* 0: no on-CPU samples, /debug/pprof/profile refused */
+	unsigned int max_seconds;	/* the longest profile a request may ask for */
+	unsigned int max_profiles;	/* profile and /stacks requests at once */
+	unsigned int max_connections;	/* connections at once */
+	uint64_t buffer_size;		/* the recorder's ring buffer */
+	unsigned int ustack_dump_bytes; /* --call-graph=dwarf: user stack bytes; 0: fp */
 	struct serve_limits limits;
 	bool verbose;
 };
