@@ -59,6 +59,11 @@ SERVE=$!
 PIDS="$SERVE $PIDS"
 wait_line "$OUT/serve.err" serving
 sleep 2 # the recorder attaches after the listener is up
+# The first profile loads the kernel's symbol table and the objects' (kept for the next
+# ones): taken before the run, so that the run shows whether memory stays flat after it.
+rss_cold=$(rss_kb "$SERVE")
+curl -s -o /dev/null "$U/debug/pprof/offcpu?seconds=1"
+rss_warm=$(rss_kb "$SERVE")
 
 echo "serve: ${SECONDS_RUN} s of demo-server (4 workers) under demo-client (8 connections)"
 c0=$(cpu_ticks "$SERVE")
@@ -107,14 +112,15 @@ kill -0 "$SERVE" 2>/dev/null && alive=yes || alive=NO
 cpu=$(awk -v c=$((c1 - c0)) -v hz="$HZ" -v ns=$((t1 - t0)) 'BEGIN { printf "%.2f", 100 * c / hz / (ns / 1e9) }')
 
 # The peer: the same recording written to a file by 'srvscope record', 30 s.
-/usr/bin/time -f '%U %S' -o "$OUT/rec.time" "$SRVSCOPE" record -p "$SERVER" --on-cpu=49 -d 30 \
+/usr/bin/time -f '%U %S' -o "$OUT/rec.time" "$SRVSCOPE" record -p "$SERVER" --on-cpu=49 --call-graph=fp -d 30 \
 	-o "$OUT/rec.trace" >/dev/null 2>"$OUT/rec.err"
 rec=$(awk '{ printf "%.2f", 100 * ($1 + $2) / 30 }' "$OUT/rec.time")
 
 echo
 echo "agent CPU: $cpu % of a core on average (goal <= 2 %: $(awk -v c="$cpu" 'BEGIN { printf "%.2f", c / 2 }') of the budget)"
 echo "  srvscope record of the same load into a file: $rec % (serve/record: $(awk -v a="$cpu" -v b="$rec" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "inf" }'))"
-echo "agent RSS: $rss_first KB after 10 s, $rss_last KB at the end, $rss_max KB at most (growth $(((rss_last - rss_first))) KB)"
+echo "agent RSS: $rss_cold KB started, $rss_warm KB after a first profile (symbol tables loaded, kept)"
+echo "  $rss_first KB after 10 s, $rss_last KB at the end, $rss_max KB at most (growth $(((rss_last - rss_first))) KB)"
 echo "lost events reported in /metrics: $(awk '/^srvscope_lost_events_total/ { printf "%s=%s ", $1, $2 }' "$OUT/metrics")"
 echo "100 concurrent scrapes: $(sort "$OUT/scrapes" | uniq -c | awk '{ printf "%s x %s  ", $1, $2 }')"
 echo "10 concurrent 2 s profiles: $(sort "$OUT/profiles" | uniq -c | awk '{ printf "%s x %s  ", $1, $2 }')"

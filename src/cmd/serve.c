@@ -42,7 +42,7 @@ static const char usage_text[] =
 	"                          at [truncated]) or unwound with DWARF CFI as record does\n"
 	"                          (complete, several times the CPU: docs/serve.md)\n"
 	"      --max-series N      metric label sets kept (default 5000; then \"[other]\")\n"
-	"      --max-stacks N      distinct stacks kept for the profiles (default 200000)\n"
+	"      --max-stacks N      distinct stacks kept for the profiles (default 50000)\n"
 	"  -v, --verbose           libbpf's and the HTTP library's messages\n";
 
 static int add_pids(const char *s, struct serve_opts *o)
@@ -115,7 +115,7 @@ int cmd_serve(int argc, char **argv)
 		.max_profiles = 4,
 		.max_connections = 128,
 		.buffer_size = 8u << 20,
-		.limits = {.threads = 65536, .series = 5000, .stacks = 200000, .entries = 100000},
+		.limits = {.threads = 65536, .series = 5000, .stacks = 50000, .entries = 100000},
 	};
 	char *token = NULL;
 	long v;
