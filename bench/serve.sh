@@ -2,9 +2,10 @@
 # What 'srvscope serve' costs and whether it holds: the demo server under load from the demo
 # client for SECONDS (default 600), serve watching it (on-CPU samples at 49 Hz too) and
 # scraped every 10 s as Prometheus would. Prints the agent's CPU (average, % of a core,
-# against the 2 % goal and against 'srvscope record' of the same load writing a file, the
-# peer doing the same recording), its resident memory over the run (flat: no growth past
-# its bounds), the lost events /metrics reports, then 100 concurrent scrapes, 10 concurrent
+# against the 2 % goal and against 'srvscope record --call-graph=fp' of the same load
+# writing a file, the peer doing the same recording), its resident memory over the run
+# (flat: no growth past its bounds once a first profile has loaded the symbol tables), the
+# lost events /metrics reports, then 100 concurrent scrapes, 10 concurrent
 # profiles (4 answered, the rest 429) and malformed requests (bad paths, seconds=-1,
 # seconds=1e9, a 1 MB header): each must get an answer, and the agent must still run.
 # Usage (root): bench/serve.sh [SECONDS]
@@ -77,9 +78,11 @@ for ((t = 10; t <= SECONDS_RUN; t += 10)); do
 	r=$(rss_kb "$SERVE")
 	[ -z "$rss_first" ] && rss_first=$r
 	[ "$r" -gt "$rss_max" ] && rss_max=$r
-	printf '  %4d s: RSS %6d KB, %s events, lost %s\n' "$t" "$r" \
-		"$(awk '/^srvscope_events_total/ { print $2 }' "$OUT/metrics")" \
-		"$(awk '/^srvscope_lost_events_total/ { s += $2 } END { print s + 0 }' "$OUT/metrics")"
+	printf '  %4d s: RSS %6d KB, %s events, %s lost, %s stacks the kernel could not take\n' \
+		"$t" "$r" "$(awk '/^srvscope_events_total/ { print $2 }' "$OUT/metrics")" \
+		"$(awk '/^srvscope_lost_events_total\{reason="(ringbuf|stack_ringbuf)"/ { s += $2 }
+			END { print s + 0 }' "$OUT/metrics")" \
+		"$(awk '/^srvscope_lost_events_total\{reason="stack_failed"/ { print $2 }' "$OUT/metrics")"
 	if [ "$t" -eq $((half - half % 10)) ]; then
 		# Under fire, mid-run: 100 scrapes at once, 10 profiles at once, bad requests.
 		seq 100 | xargs -P 100 -I{} curl -s -o /dev/null -m 20 -w '%{http_code}\n' "$U/metrics" \
