@@ -446,8 +446,16 @@ static void log_mhd(void *cls, const char *fmt, va_list ap)
 	}
 }
 
+/* Until the recorder installs its own (after its start: with -a, seconds of snapshots), a
+ * stop signal tells it to end as soon as it runs, instead of killing the agent. */
+static void on_early_stop(int sig)
+{
+	record__stop();
+}
+
 int serve__run(const struct serve_opts *o)
 {
+	struct sigaction sa = {.sa_handler = on_early_stop};
 	struct record_opts ro = {0};
 	struct trace_sink sink = {sink_event, sink_stack, sink_name, sink_lost, NULL};
 	struct sockaddr_storage ss;
@@ -500,6 +508,10 @@ int serve__run(const struct serve_opts *o)
 	ro.verbose = o->verbose;
 	ro.cmdline = "srvscope serve";
 	ro.sink = &sink;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	err = record__run(&ro, &status);
 	s.stopping = 1;
 	MHD_stop_daemon(s.d);

@@ -32,9 +32,11 @@ def parse(text):
             "period_type": None}
     section = None
     value_re = re.compile(r"^\s*(-?\d+(?:\s+-?\d+)*):((?:\s+\d+)*)\s*$")
-    loc_re = re.compile(r"^\s*(\d+): (0x[0-9a-f]+) (?:M=(\d+) )?(?:\[F\] )?(.*) (\S*):(-?\d+)"
-                        r"(?::\d+)? s=(-?\d+)$")
-    cont_re = re.compile(r"^\s{13}(.*) (\S*):(-?\d+)(?::\d+)? s=(-?\d+)$")
+    # go tool pprof shows a simplified (demangled) name, then the name as written, in
+    # parentheses, when they differ: the name as written is srvscope's.
+    loc_re = re.compile(r"^\s*(\d+): (0x[0-9a-f]+) (?:M=(\d+) )?(?:\[F\] )?(.*?) (\S*):(-?\d+)"
+                        r"(?::\d+)? s=(-?\d+)(?:\((.*)\))?$")
+    cont_re = re.compile(r"^\s{13}(.*?) (\S*):(-?\d+)(?::\d+)? s=(-?\d+)(?:\((.*)\))?$")
     map_re = re.compile(r"^\s*(\d+): (0x[0-9a-f]+)/(0x[0-9a-f]+)/(0x[0-9a-f]+) (\S*) ?(\S*)")
     label_re = re.compile(r"^\s+(\S+):\[(.*)\]$")
     last_loc = None
@@ -77,11 +79,11 @@ def parse(text):
                 prof["locations"][last_loc] = {
                     "addr": int(m.group(2), 16),
                     "mapping": int(m.group(3)) if m.group(3) else 0,
-                    "lines": [m.group(4)], "file": m.group(5)}
+                    "lines": [m.group(8) or m.group(4)], "file": m.group(5)}
                 continue
             m = cont_re.match(line)
             if m and last_loc is not None:
-                prof["locations"][last_loc]["lines"].append(m.group(1))
+                prof["locations"][last_loc]["lines"].append(m.group(5) or m.group(1))
                 continue
             sys.exit("unexpected location line: %r" % line)
         if section == "mappings":
