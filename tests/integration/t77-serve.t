@@ -48,7 +48,13 @@ t0=$(date +%s)
 is "$(curl -s -o /dev/null -w '%{http_code}' "$U/metrics")" 401 "no token: 401"
 is "$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer wrong' "$U/metrics")" \
 	401 "a wrong token: 401"
-curl -s -H "$AUTH" "$U/metrics" >"$TMP/metrics"
+# The listener comes up first, then the recorder loads and attaches (seconds on a loaded
+# machine): the first episodes show up after that.
+for _ in $(seq 150); do
+	curl -s -H "$AUTH" "$U/metrics" >"$TMP/metrics"
+	grep -q '^srvscope_offcpu_seconds_total{process="splitter"' "$TMP/metrics" && break
+	sleep 0.1
+done
 like "$(grep '^srvscope_offcpu_seconds_total' "$TMP/metrics")" \
 	'process="splitter",thread="splitter",syscall="nanosleep"' "metrics: off-CPU seconds by syscall"
 like "$(cat "$TMP/metrics")" '^# TYPE srvscope_sched_delay_seconds histogram' \
