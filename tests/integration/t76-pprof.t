@@ -15,6 +15,12 @@ threads=$(ls /proc/"$FPID"/task | wc -l)
 
 # Held still, the target's stacks are the same in two runs: compare folded with pprof.
 kill -STOP "$FPID"
+# Every thread in the group stop first (under load some take a while to get there).
+for _ in $(seq 500); do
+	[ -z "$(states_of "$FPID" | tr -d T)" ] && break
+	sleep 0.01
+done
+is "$(states_of "$FPID" | tr -d T)" "" "every thread of the fixture is stopped"
 for mode in ptrace nostop; do
 	"$SRVSCOPE" stacks -p "$FPID" --mode=$mode -k -n 2 -i 10 --format=folded 2>"$TMP/err" |
 		sort >"$TMP/$mode.folded"
