@@ -27,6 +27,7 @@ static const struct command commands[] = {
 	{"clone", cmd_clone, "run a synthetic server built from a srvscope model"},
 	{"cpu", cmd_cpu, "where CPU time goes: functions, components, threads, cores"},
 	{"topology", cmd_topology, "the machine's cores, caches and NUMA nodes; where threads ran"},
+	{"serve", cmd_serve, "agent: Prometheus metrics and pprof profiles over HTTP"},
 };
 
 static void usage(FILE *f)

@@ -15,5 +15,6 @@ int cmd_report(int argc, char **argv);
 int cmd_clone(int argc, char **argv);
 int cmd_cpu(int argc, char **argv);
 int cmd_topology(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 #endif

@@ -55,6 +55,11 @@ static void on_stop(int sig)
 	stop_signal = sig;
 }
 
+void record__stop(void)
+{
+	stop_signal = SIGTERM;
+}
+
 struct recorder {
 	const struct record_opts *o;
 	struct record_bpf *skel;
@@ -412,6 +417,9 @@ static int write_info(struct recorder *r)
 			      o->ustack_dump_bytes ? "dwarf" : "fp", o->ustack_dump_bytes);
 	if (n < sizeof(buf))
 		n += host_identity(buf + n, sizeof(buf) - n, o->net);
+	/* The on-CPU period, for reports that give samples a duration (pprof's cpu/ns). */
+	if (o->on_cpu_hz && n < sizeof(buf))
+		n += snprintf(buf + n, sizeof(buf) - n, "on_cpu_hz=%u\n", o->on_cpu_hz);
 	if (n > sizeof(buf))
 		n = sizeof(buf);
 	return trace_writer__section(r->w, SEC_INFO, buf, n);
@@ -985,7 +993,8 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	if (o->duration > 0)
 		r.deadline = r.start_ns + (uint64_t)(o->duration * 1e9);
 	fill_header(&hdr, &r);
-	r.w = trace_writer__open(o->output, o->force, &hdr);
+	r.w = o->sink ? trace_writer__open_sink(o->sink)
+		      : trace_writer__open(o->output, o->force, &hdr);
 	rec_procs__init(&r.procs, r.w, o->all);
 	if (!r.w) {
 		err = -errno;
@@ -1068,7 +1077,7 @@ int record__run(const struct record_opts *o, int *cmd_status)
 		err = r.err ? r.err : r.procs.err;
 	if (err)
 		error("cannot write '%s': %s", o->output, strerror(-err));
-	else
+	else if (!o->sink)
 		print_summary(&r, lost, events, end_ns);
 	if (!err && o->verbose && o->ustack_dump_bytes)
 		notice("unwound %" PRIu64 " user stack copies (%" PRIu64 " gave no frame; %" PRIu64

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct trace_sink;
+
 #define RECORD_DEFAULT_OUTPUT	 "srvscope.trace"
 #define RECORD_DEFAULT_BUFFER	 (32u << 20)
 #define RECORD_DEFAULT_DUMP_SIZE 32768u			  /* --call-graph=dwarf */
@@ -37,6 +39,8 @@ struct record_opts {
 	bool net_loopback;	 /* --net=all: the loopback device's too */
 	int64_t skew_ns;	 /* --clock-skew (tests): timestamps shifted by this... */
 	double skew_ppm;	 /* ...and stretched by this from the start */
+	/* srvscope serve: no file (output unused), everything handed to this sink. */
+	const struct trace_sink *sink;
 };
 
 /* Records until the duration elapses, SIGINT/SIGTERM/SIGHUP arrives, the launched command
@@ -45,5 +49,7 @@ struct record_opts {
  * command's exit status as a shell gives it (128 + the signal that killed it) when its
  * exit ended the recording, -1 otherwise. */
 int record__run(const struct record_opts *o, int *cmd_status);
+/* Ends a record__run running in another thread, as SIGTERM would. Async-signal-safe. */
+void record__stop(void);
 
 #endif
