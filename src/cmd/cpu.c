@@ -39,7 +39,7 @@ static const char usage_text[] =
 	"  -d, --duration SECONDS   sample this long, then print one report\n"
 	"  -i, --interval MS        milliseconds between snapshots (default 1000)\n"
 	"  -n, --iterations N       exit after N snapshots\n"
-	"  -f, --format FMT         text (default), json, folded, svg, speedscope\n"
+	"  -f, --format FMT         text (default), json, folded, svg, speedscope, pprof\n"
 	"      --inclusive          components by the innermost classified kernel frame\n"
 	"                           of each stack, not by the function itself\n"
 	"      --components FILE    rules added before the built-in ones: lines\n"
@@ -94,7 +94,7 @@ static int parse_pids(const char *s, struct cpu_cmd *c)
 
 static int parse_format(const char *s, enum cpu_format *f)
 {
-	static const char *const names[] = {"text", "json", "folded", "svg", "speedscope"};
+	static const char *const names[] = {"text", "json", "folded", "svg", "speedscope", "pprof"};
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(names); i++)
@@ -102,7 +102,8 @@ static int parse_format(const char *s, enum cpu_format *f)
 			*f = i;
 			return 0;
 		}
-	return usage_error("cpu", "unknown format '%s': text, json, folded, svg or speedscope", s);
+	return usage_error("cpu",
+			   "unknown format '%s': text, json, folded, svg, speedscope or pprof", s);
 }
 
 static void sleep_ms(long ms)
@@ -322,6 +323,9 @@ int cmd_cpu(int argc, char **argv)
 		case 'f':
 			if (parse_format(optarg, &c.ro.fmt))
 				goto usage;
+			if (c.ro.fmt == CPU_PPROF && isatty(STDOUT_FILENO))
+				return usage_error(
+					"cpu", "pprof is binary: redirect the output to a file");
 			c.fmt_given = true;
 			break;
 		case 'I':

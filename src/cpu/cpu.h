@@ -239,8 +239,7 @@ struct cpu_report_opts {
 	const struct topo *topo; /* the cores' core, package and NUMA node; may be NULL */
 };
 
-/* Writes the report of p in o->fmt. Returns 0 or -errno. CPU_PPROF is the pprof writer's
- * hook: -ENOTSUP until it is wired. */
+/* Writes the report of p in o->fmt. Returns 0 or -errno. */
 int cpu_report__write(FILE *f, const struct cpu_profile *p, const struct comp_table *t,
 		      const struct cpu_report_opts *o);
 

@@ -8,6 +8,7 @@
 
 #include "cpu/cpu.h"
 #include "output/flamegraph.h"
+#include "output/pprof.h"
 #include "output/speedscope.h"
 #include "topology/topology.h"
 #include "util/escape.h"
@@ -421,6 +422,29 @@ static void free_entries(struct flamegraph_entry *e, size_t nr)
 	free(e);
 }
 
+/* pprof: samples/count and cpu/nanoseconds (a sample stands for one period of the
+ * sampling clock), each stack labelled with its thread. */
+static int write_pprof(FILE *f, const struct cpu_profile *p, const struct flamegraph_entry *e,
+		       size_t nr)
+{
+	static const struct pprof_value_type types[] = {{"samples", "count"},
+							{"cpu", "nanoseconds"}};
+	int64_t period = p->hz ? 1000000000ll / p->hz : 0;
+	struct pprof *pp = pprof__new(types, 2, &types[1], period);
+	size_t i;
+	int ret;
+
+	pprof__set_time(pp, 0, (int64_t)p->duration_ns);
+	for (i = 0; i < nr; i++) {
+		int64_t v[2] = {(int64_t)e[i].weight, (int64_t)e[i].weight * period};
+
+		pprof__add_folded(pp, e[i].stack, v, p->stacks[i].tid);
+	}
+	ret = pprof__write(pp, f) ? -EIO : 0;
+	pprof__delete(pp);
+	return ret;
+}
+
 int cpu_report__write(FILE *f, const struct cpu_profile *p, const struct comp_table *t,
 		      const struct cpu_report_opts *o)
 {
@@ -433,13 +457,13 @@ int cpu_report__write(FILE *f, const struct cpu_profile *p, const struct comp_ta
 		return write_text(f, p, t, o);
 	case CPU_JSON:
 		return write_json(f, p, t, o);
-	case CPU_PPROF:
-		return -ENOTSUP;
 	default:
 		break;
 	}
 	e = folded_entries(p, &nr);
-	if (o->fmt == CPU_FOLDED) {
+	if (o->fmt == CPU_PPROF) {
+		ret = write_pprof(f, p, e, nr);
+	} else if (o->fmt == CPU_FOLDED) {
 		for (i = 0; i < nr; i++)
 			fprintf(f, "%s %llu\n", e[i].stack, (unsigned long long)e[i].weight);
 		ret = ferror(f) ? -EIO : 0;

@@ -81,6 +81,16 @@ grep -q burn_thirty "$TMP/f.svg"; ok $? "svg names burn_thirty"
 "$SRVSCOPE" cpu -p $pid -d 1 -f speedscope >"$TMP/f.ss" 2>&1
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "burn_seventy" in [f["name"] for f in d["shared"]["frames"]]' "$TMP/f.ss"
 ok $? "speedscope document with burn_seventy"
+# pprof: go tool pprof reads it; burn_seventy is its heaviest function, near 70 % of the
+# samples (the split itself is checked on the JSON above).
+if command -v go >/dev/null; then
+	"$SRVSCOPE" cpu -p $pid -d 1 -f pprof >"$TMP/f.pb.gz" 2>"$TMP/f.pb.err"
+	ok $? "pprof written"
+	top=$(go tool pprof -top "$TMP/f.pb.gz" 2>/dev/null | awk '$6 ~ /^burn_/ {print $6, $2; exit}')
+	like "$top" '^burn_seventy (6[5-9]|7[0-5])\.' "pprof: burn_seventy on top with ~70 % ($top)"
+else
+	check "go tool pprof (golang-go) is installed" false
+fi
 out=$("$SRVSCOPE" cpu -p $pid -d 1 2>&1)
 like "$out" '^ +[67][0-9]\.[0-9]+ +[67][0-9]\.[0-9]+ +\[\.\] burn7030 +burn_seventy$' "text: self, total, [.], module, function"
 like "$out" "^ +$pid +$pid burn7030 " "text: the thread's line"
