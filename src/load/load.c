@@ -512,13 +512,14 @@ static void *worker_main(void *arg)
 		now = now_ns();
 		if (now < w->send_end_ns && r->stop && *r->stop)
 			w->send_end_ns = now;
-		if (!sending(w, now) && (!w->busy || now >= r->hard_ns))
+		/* the bound holds even for arrivals no connection could take (a dead server) */
+		if (now >= r->hard_ns || (!sending(w, now) && !w->busy))
 			break;
 		if (now >= next_scan) {
 			scan(w, now);
 			next_scan = now + SCAN_NS;
 		}
-		if (sending(w, now) && now < r->hard_ns) {
+		if (sending(w, now)) {
 			if (w->rate > 0) {
 				while (w->nidle && w->next_ns <= now &&
 				       w->next_ns < w->send_end_ns) {
