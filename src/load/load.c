@@ -91,6 +91,9 @@ struct run {
 	const volatile int *stop;
 };
 
+/* HOST as a URL writes it: an IPv6 address in brackets (three printf arguments). */
+#define BRACKETS(h) strchr(h, ':') ? "[" : "", h, strchr(h, ':') ? "]" : ""
+
 int load__parse_url(const char *url, struct load_target *t)
 {
 	static const struct {
@@ -782,9 +785,10 @@ int load__run(const struct load_spec *spec, struct load_result *res, const volat
 	fd = connect_once(&r, CONNECT_TIMEOUT_NS);
 	if (fd < 0) {
 		snprintf(res->error, sizeof(res->error),
-			 "cannot connect to %.100s:%u: %s (is the %s server running and listening "
+			 "cannot connect to %s%.100s%s:%u: %s (is the %s server running and "
+			 "listening "
 			 "there?)",
-			 spec->target.host, spec->target.port, strerror(-fd),
+			 BRACKETS(spec->target.host), spec->target.port, strerror(-fd),
 			 proto_name(spec->target.proto));
 		return fd;
 	}
@@ -862,8 +866,8 @@ int load__run(const struct load_spec *spec, struct load_result *res, const volat
 	} else if (!res->completed && res->sent && !(stop && *stop)) {
 		err = -EPROTO;
 		snprintf(res->error, sizeof(res->error),
-			 "%" PRIu64 " requests, no good reply: is %.100s:%u a %s server?",
-			 res->sent, spec->target.host, spec->target.port,
+			 "%" PRIu64 " requests, no good reply: is %s%.100s%s:%u a %s server?",
+			 res->sent, BRACKETS(spec->target.host), spec->target.port,
 			 proto_name(spec->target.proto));
 	} else if (!res->sent && !(stop && *stop)) {
 		int e = 0;
@@ -873,8 +877,8 @@ int load__run(const struct load_spec *spec, struct load_result *res, const volat
 				e = ws[i].last_errno;
 		err = e ? -e : -ECONNREFUSED;
 		snprintf(res->error, sizeof(res->error),
-			 "no connection to %.100s:%u took a request: %s", spec->target.host,
-			 spec->target.port, strerror(-err));
+			 "no connection to %s%.100s%s:%u took a request: %s",
+			 BRACKETS(spec->target.host), spec->target.port, strerror(-err));
 	}
 	free(h);
 	for (i = 0; i < MAX_THREADS; i++) {
