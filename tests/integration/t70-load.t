@@ -109,6 +109,24 @@ load "memcached://127.0.0.1:$MEMCACHED_PORT" -c 4 -r 1000 -d 1 --poisson --value
 ok $RC "memcached: Poisson arrivals, 20 kB values"
 check "memcached Poisson: completed $L_completed of 1000 (within 15 %)" within "$L_completed" 1000 15
 
+load "memcached://127.0.0.1:$MEMCACHED_PORT" -c 4 -r 2000 -d 1 --threads 2
+ok $RC "memcached: two client threads"
+check "memcached two threads: completed $L_completed of 2000 (within 5 %)" within "$L_completed" 2000 5
+
+# SIGINT ends the schedule early; what was measured is printed
+t0=$(date +%s%N)
+"$SRVSCOPE" load -f json "memcached://127.0.0.1:$MEMCACHED_PORT" -r 1000 -d 20 >"$TMP/l.json" 2>"$TMP/l.err" &
+lpid=$!
+sleep 1
+kill -INT "$lpid"
+wait "$lpid"
+RC=$?
+WALL=$((($(date +%s%N) - t0) / 1000000))
+read_result
+ok $RC "SIGINT after 1 s of 20: exit status 0"
+check "SIGINT: ends at once ($WALL ms)" [ "$WALL" -lt 2500 ]
+check "SIGINT: the second measured ($L_completed requests)" [ "${L_completed:-0}" -gt 300 -a "${L_completed:-0}" -lt 1500 ]
+
 # a server that dies mid-run: its requests fail, the run still ends on time
 t0=$(date +%s%N)
 "$SRVSCOPE" load -f json "memcached://127.0.0.1:$MEMCACHED_PORT" -c 4 -r 500 -d 2 \
