@@ -2,13 +2,13 @@
 # srvscope load's clients beside the peer tools, in one run, on the same servers and the
 # same number of connections: memcached (memcslap: Debian has no memtier_benchmark), redis
 # (redis-benchmark), nginx keep-alive (wrk) and one request per connection (ab). For each:
-#   closed loop: the peer's throughput and ours (srvscope load -r 0), and their ratio;
-#   open loop:   ours at the peer's throughput (-r PEER_RPS): the rate we hold (ratio to the
-#                asked rate, 1.00 is every request on time), and our p50 beside the peer's
-#                (memcslap gives no latency).
+#   closed loop: the peer's throughput and p50 and ours (srvscope load -r 0), and their
+#                ratios (memcslap gives no latency);
+#   open loop:   ours at half the peer's throughput (-r PEER_RPS/2): the share of the asked
+#                rate we hold (1.00: every request on time) and our p50 there.
 # The peers are closed-loop tools (none in Debian keeps a rate: wrk2 and memtier are not
-# packaged), so the open-loop row is ours at their rate. Each pair runs one after the other
-# ROUNDS times, alternating who goes first; medians are printed.
+# packaged), so the rates and latencies compared side by side are closed-loop ones. The
+# peer and ours alternate who goes first, round by round; medians are printed.
 # Usage: bench/load.sh [SECONDS [CONNS [ROUNDS]]]
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -86,7 +86,7 @@ peer_http_close() { # ab, a connection per request (its percentiles are whole ms
 		awk '/^Requests per second/ { r = $4 } $1 == "50%" { p = $2 * 1000 }
 		     END { printf "%.0f %s\n", r, p }'
 }
-# ours URL RATE ARGS...: prints "RPS P50_US COMPLETED SENT_RATE"
+# ours URL RATE ARGS...: prints "RPS P50_US"
 ours() {
 	local url=$1 rate=$2
 	shift 2
@@ -97,14 +97,14 @@ median() { sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0 || b == "-" || a == "-") print "-"; else printf "%.2f", a / b }'; }
 
 printf 'srvscope load beside the peer tools: %s s runs, %s connections, median of %s rounds\n\n' "$D" "$C" "$ROUNDS"
-printf '%-18s %-16s %10s %10s %6s | %10s %7s %9s %9s %6s\n' server peer "peer rps" "ours rps" ratio \
-	"asked rps" held "peer p50" "ours p50" ratio
+printf '%-17s %-15s %9s %9s %5s %9s %9s %5s | %9s %6s %9s\n' server peer "peer rps" "ours rps" ratio \
+	"peer p50" "ours p50" ratio "half rps" held "ours p50"
 row() { # NAME PEER_FN URL ARGS...
 	local name=$1 fn=$2 url=$3 r
 	shift 3
-	: >"$OUT/pr" >"$OUT/pp" >"$OUT/or" >"$OUT/orr" >"$OUT/op"
+	: >"$OUT/pr" >"$OUT/pp" >"$OUT/or" >"$OUT/op" >"$OUT/hh" >"$OUT/hp"
 	for r in $(seq "$ROUNDS"); do
-		local peer closed open
+		local peer closed half
 		if [ $((r % 2)) = 1 ]; then
 			peer=$($fn)
 			closed=$(ours "$url" 0 "$@")
@@ -112,27 +112,28 @@ row() { # NAME PEER_FN URL ARGS...
 			closed=$(ours "$url" 0 "$@")
 			peer=$($fn)
 		fi
-		set -- "$@"
 		echo "${peer% *}" >>"$OUT/pr"
 		echo "${peer#* }" >>"$OUT/pp"
 		echo "${closed% *}" >>"$OUT/or"
-		# open loop at the peer's rate
-		open=$(ours "$url" "${peer% *}" "$@")
-		echo "${open% *} ${peer% *}" | awk '{ if ($2 > 0) printf "%.3f\n", $1 / $2 }' >>"$OUT/orr"
-		echo "${open#* }" >>"$OUT/op"
+		echo "${closed#* }" >>"$OUT/op"
+		half=$(( ${peer% *} / 2 ))
+		local open
+		open=$(ours "$url" "$half" "$@")
+		echo "${open% *} $half" | awk '{ if ($2 > 0) printf "%.3f\n", $1 / $2 }' >>"$OUT/hh"
+		echo "${open#* }" >>"$OUT/hp"
 	done
-	local pr pp or held op
+	local pr pp or op
 	pr=$(median <"$OUT/pr")
 	pp=$(grep -qv -- - "$OUT/pp" && median <"$OUT/pp" || echo -)
 	or=$(median <"$OUT/or")
-	held=$(median <"$OUT/orr")
 	op=$(median <"$OUT/op")
-	printf '%-18s %-16s %10s %10s %6s | %10s %7s %9s %9s %6s\n' "$name" "${fn#peer_}" "$pr" "$or" \
-		"$(ratio "$or" "$pr")" "$pr" "$held" "$pp" "$op" "$(ratio "$op" "$pp")"
+	printf '%-17s %-15s %9s %9s %5s %9s %9s %5s | %9s %6s %9s\n' "$name" "${fn#peer_}" "$pr" "$or" \
+		"$(ratio "$or" "$pr")" "$pp" "$op" "$(ratio "$op" "$pp")" "$((pr / 2))" \
+		"$(median <"$OUT/hh")" "$(median <"$OUT/hp")"
 }
 row memcached "peer_memcached" "memcached://127.0.0.1:$MC_PORT" --set-share 0
 row redis "peer_redis" "redis://127.0.0.1:$RD_PORT" --set-share 0
 row "nginx keep-alive" "peer_http" "http://127.0.0.1:$NG_PORT/"
 row "nginx close" "peer_http_close" "http://127.0.0.1:$NG_PORT/" --no-keepalive
-printf '\nrps ratio: ours/peer closed-loop throughput; held: our completed rate / the asked rate;\n'
-printf 'p50 ratio: ours (open loop at the peer'"'"'s rate) / the peer'"'"'s (closed loop), in us.\n'
+printf '\nratios: ours / the peer'"'"'s, both closed loop at %s connections (p50 in us; ab gives whole\n' "$C"
+printf 'ms). held: our completed rate / the asked rate, open loop at half the peer'"'"'s throughput.\n'
