@@ -70,8 +70,11 @@ struct worker {
 	uint64_t next_ns;  /* the next arrival */
 	uint64_t phase_ns;
 	uint64_t rng;
-	unsigned int *idle; /* a stack of idle connections */
-	unsigned int nidle, busy;
+	/* the idle connections, a ring in the order they became idle: the requests go round
+	 * them all, as the server would see them from as many clients (a stack would give
+	 * nearly every request to the connection freed last) */
+	unsigned int *idle;
+	unsigned int idle_head, nidle, busy;
 	uint64_t send_end_ns;
 	struct load_hist hist;
 	uint64_t sent, completed, errors, connects, connect_errors, missed;
@@ -183,6 +186,11 @@ static uint64_t ev_data(const struct worker *w, const struct conn *c)
 	return (uint64_t)c->gen << 32 | (uint32_t)(c - w->conns);
 }
 
+static void idle_push(struct worker *w, struct conn *c)
+{
+	w->idle[(w->idle_head + w->nidle++) % w->nconns] = c - w->conns;
+}
+
 static void arm(struct worker *w, struct conn *c, bool out)
 {
 	struct epoll_event ev = {.events = EPOLLIN | (out ? EPOLLOUT : 0),
@@ -199,12 +207,16 @@ static void conn_close(struct worker *w, struct conn *c, uint64_t retry)
 {
 	unsigned int i;
 
-	if (c->state == C_IDLE) /* take it off the idle stack */
-		for (i = 0; i < w->nidle; i++)
-			if (w->idle[i] == (unsigned int)(c - w->conns)) {
-				w->idle[i] = w->idle[--w->nidle];
-				break;
-			}
+	if (c->state == C_IDLE) /* take it out of the ring (rare: reconnects, closes) */
+		for (i = 0; i < w->nidle; i++) {
+			if (w->idle[(w->idle_head + i) % w->nconns] != (unsigned int)(c - w->conns))
+				continue;
+			for (; i + 1 < w->nidle; i++)
+				w->idle[(w->idle_head + i) % w->nconns] =
+					w->idle[(w->idle_head + i + 1) % w->nconns];
+			w->nidle--;
+			break;
+		}
 	if (c->state == C_BUSY)
 		w->busy--;
 	if (c->fd >= 0)
@@ -238,7 +250,7 @@ static void conn_ready(struct worker *w, struct conn *c, uint64_t now)
 			now + (uint64_t)(s->reconnect_s * NS * ((c - w->conns) + 1.0) / w->nconns);
 	else if (s->reconnect_s > 0)
 		c->reconnect_ns = now + (uint64_t)(s->reconnect_s * NS);
-	w->idle[w->nidle++] = c - w->conns;
+	idle_push(w, c);
 }
 
 static void conn_open(struct worker *w, struct conn *c, uint64_t now)
@@ -315,10 +327,12 @@ static void dispatch(struct worker *w, uint64_t sched, uint64_t now)
 {
 	struct run *r = w->run;
 	const struct load_spec *s = r->spec;
-	struct conn *c = &w->conns[w->idle[--w->nidle]];
+	struct conn *c = &w->conns[w->idle[w->idle_head]];
 	bool set = false;
 	unsigned int key = 0;
 
+	w->idle_head = (w->idle_head + 1) % w->nconns;
+	w->nidle--;
 	if (s->target.proto != LOAD_HTTP) {
 		set = s->set_share > 0 && rnd01(&w->rng) < s->set_share;
 		key = rnd(&w->rng) % r->keys;
@@ -357,11 +371,11 @@ static void conn_done(struct worker *w, struct conn *c, const struct load_reply 
 		return;
 	}
 	if (c->reconnect_ns && now >= c->reconnect_ns && sending(w, now)) {
-		c->state = C_CLOSED; /* not on the idle stack */
+		c->state = C_CLOSED; /* not in the idle ring */
 		conn_reopen(w, c, now);
 		return;
 	}
-	w->idle[w->nidle++] = c - w->conns;
+	idle_push(w, c);
 }
 
 static void conn_input(struct worker *w, struct conn *c, uint64_t now)
