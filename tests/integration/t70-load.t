@@ -264,4 +264,10 @@ is $? 2 "a URL without a port: exit status 2"
 is $? 2 "-c 0: exit status 2"
 "$SRVSCOPE" load "memcached://127.0.0.1:1" --set-share 2 2>"$TMP/err"
 is $? 2 "--set-share 2: exit status 2"
+"$SRVSCOPE" load --frobnicate=1 2>"$TMP/err"
+is $? 2 "an unknown option: exit status 2"
+is "$(cat "$TMP/err")" "srvscope: load: unknown option '--frobnicate' (see 'srvscope load --help')" \
+	"... one line naming it"
+"$SRVSCOPE" load --help >"$TMP/out"
+like "$(head -1 "$TMP/out")" "^usage: srvscope load" "--help: the usage on stdout"
 done_testing
