@@ -507,6 +507,23 @@ static void count_missed(struct worker *w)
 	w->missed += 1 + (uint64_t)left;
 }
 
+/* epoll_wait with a timeout in nanoseconds (epoll_pwait2, Linux 5.11), or rounded up to
+ * milliseconds on an older kernel. */
+static int wait_events(int epfd, struct epoll_event *evs, int max, uint64_t timeout_ns)
+{
+	static volatile int no_pwait2;
+	struct timespec ts = {.tv_sec = timeout_ns / NS, .tv_nsec = timeout_ns % NS};
+	int n;
+
+	if (!no_pwait2) {
+		n = epoll_pwait2(epfd, evs, max, &ts, NULL);
+		if (n >= 0 || errno != ENOSYS)
+			return n;
+		no_pwait2 = 1;
+	}
+	return epoll_wait(epfd, evs, max, (int)((timeout_ns + 999999) / 1000000));
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -523,7 +540,6 @@ static void *worker_main(void *arg)
 		conn_open(w, &w->conns[i], now);
 	for (;;) {
 		uint64_t wake;
-		struct timespec ts;
 		int n, k;
 
 		now = now_ns();
@@ -555,10 +571,7 @@ static void *worker_main(void *arg)
 			wake = w->next_ns;
 		if (r->hard_ns < wake)
 			wake = r->hard_ns;
-		wake = wake > now ? wake - now : 0;
-		ts.tv_sec = wake / NS;
-		ts.tv_nsec = wake % NS;
-		n = epoll_pwait2(w->epfd, evs, ARRAY_SIZE(evs), &ts, NULL);
+		n = wait_events(w->epfd, evs, ARRAY_SIZE(evs), wake > now ? wake - now : 0);
 		if (n < 0 && errno != EINTR)
 			break;
 		now = now_ns();
