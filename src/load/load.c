@@ -33,6 +33,7 @@
 #define PREFILL_NS	   (300 * 1000000ull)
 #define SCAN_NS		   (10 * 1000000ull) /* connects, retries and reconnects looked at */
 #define IN_MIN		   16384
+#define IN_MAX		   (16 << 20) /* bytes of one reply at most (besides a value's size) */
 #define MAX_THREADS	   2
 
 enum conn_state {
@@ -226,6 +227,11 @@ static void conn_close(struct worker *w, struct conn *c, uint64_t retry)
 	c->deadline_ns = retry;
 	c->in_len = 0;
 	c->want_out = false;
+	if (c->in_cap > IN_MIN + 2 * w->run->value_len) { /* after a reply too large */
+		free(c->in);
+		c->in_cap = IN_MIN;
+		c->in = xmalloc(c->in_cap);
+	}
 }
 
 /* Closes c, and when the schedule goes on, opens it again at once. */
@@ -387,6 +393,14 @@ static void conn_input(struct worker *w, struct conn *c, uint64_t now)
 		ssize_t n;
 
 		if (c->in_len == c->in_cap) {
+			if (c->in_cap >= IN_MAX + 2 * w->run->value_len) {
+				/* a reply that never ends (a body without a length) */
+				if (c->state == C_BUSY)
+					request_failed(w, c, now);
+				else
+					conn_reopen(w, c, now);
+				return;
+			}
 			c->in_cap *= 2;
 			c->in = xrealloc(c->in, c->in_cap);
 		}
