@@ -33,6 +33,7 @@
 #define PREFILL_NS	   (300 * 1000000ull)
 #define SCAN_NS		   (10 * 1000000ull) /* connects, retries and reconnects looked at */
 #define IN_MIN		   16384
+#define IN_MAX		   (16 << 20) /* bytes of one reply at most (besides a value's size) */
 #define MAX_THREADS	   2
 
 enum conn_state {
@@ -70,8 +71,11 @@ struct worker {
 	uint64_t next_ns;  /* the next arrival */
 	uint64_t phase_ns;
 	uint64_t rng;
-	unsigned int *idle; /* a stack of idle connections */
-	unsigned int nidle, busy;
+	/* the idle connections, a ring in the order they became idle: the requests go round
+	 * them all, as the server would see them from as many clients (a stack would give
+	 * nearly every request to the connection freed last) */
+	unsigned int *idle;
+	unsigned int idle_head, nidle, busy;
 	uint64_t send_end_ns;
 	struct load_hist hist;
 	uint64_t sent, completed, errors, connects, connect_errors, missed;
@@ -90,6 +94,9 @@ struct run {
 	uint64_t t0_ns, end_ns, hard_ns;
 	const volatile int *stop;
 };
+
+/* HOST as a URL writes it: an IPv6 address in brackets (three printf arguments). */
+#define BRACKETS(h) strchr(h, ':') ? "[" : "", h, strchr(h, ':') ? "]" : ""
 
 int load__parse_url(const char *url, struct load_target *t)
 {
@@ -180,6 +187,11 @@ static uint64_t ev_data(const struct worker *w, const struct conn *c)
 	return (uint64_t)c->gen << 32 | (uint32_t)(c - w->conns);
 }
 
+static void idle_push(struct worker *w, struct conn *c)
+{
+	w->idle[(w->idle_head + w->nidle++) % w->nconns] = c - w->conns;
+}
+
 static void arm(struct worker *w, struct conn *c, bool out)
 {
 	struct epoll_event ev = {.events = EPOLLIN | (out ? EPOLLOUT : 0),
@@ -196,12 +208,16 @@ static void conn_close(struct worker *w, struct conn *c, uint64_t retry)
 {
 	unsigned int i;
 
-	if (c->state == C_IDLE) /* take it off the idle stack */
-		for (i = 0; i < w->nidle; i++)
-			if (w->idle[i] == (unsigned int)(c - w->conns)) {
-				w->idle[i] = w->idle[--w->nidle];
-				break;
-			}
+	if (c->state == C_IDLE) /* take it out of the ring (rare: reconnects, closes) */
+		for (i = 0; i < w->nidle; i++) {
+			if (w->idle[(w->idle_head + i) % w->nconns] != (unsigned int)(c - w->conns))
+				continue;
+			for (; i + 1 < w->nidle; i++)
+				w->idle[(w->idle_head + i) % w->nconns] =
+					w->idle[(w->idle_head + i + 1) % w->nconns];
+			w->nidle--;
+			break;
+		}
 	if (c->state == C_BUSY)
 		w->busy--;
 	if (c->fd >= 0)
@@ -211,6 +227,11 @@ static void conn_close(struct worker *w, struct conn *c, uint64_t retry)
 	c->deadline_ns = retry;
 	c->in_len = 0;
 	c->want_out = false;
+	if (c->in_cap > IN_MIN + 2 * w->run->value_len) { /* after a reply too large */
+		free(c->in);
+		c->in_cap = IN_MIN;
+		c->in = xmalloc(c->in_cap);
+	}
 }
 
 /* Closes c, and when the schedule goes on, opens it again at once. */
@@ -235,7 +256,7 @@ static void conn_ready(struct worker *w, struct conn *c, uint64_t now)
 			now + (uint64_t)(s->reconnect_s * NS * ((c - w->conns) + 1.0) / w->nconns);
 	else if (s->reconnect_s > 0)
 		c->reconnect_ns = now + (uint64_t)(s->reconnect_s * NS);
-	w->idle[w->nidle++] = c - w->conns;
+	idle_push(w, c);
 }
 
 static void conn_open(struct worker *w, struct conn *c, uint64_t now)
@@ -312,10 +333,12 @@ static void dispatch(struct worker *w, uint64_t sched, uint64_t now)
 {
 	struct run *r = w->run;
 	const struct load_spec *s = r->spec;
-	struct conn *c = &w->conns[w->idle[--w->nidle]];
+	struct conn *c = &w->conns[w->idle[w->idle_head]];
 	bool set = false;
 	unsigned int key = 0;
 
+	w->idle_head = (w->idle_head + 1) % w->nconns;
+	w->nidle--;
 	if (s->target.proto != LOAD_HTTP) {
 		set = s->set_share > 0 && rnd01(&w->rng) < s->set_share;
 		key = rnd(&w->rng) % r->keys;
@@ -354,11 +377,11 @@ static void conn_done(struct worker *w, struct conn *c, const struct load_reply 
 		return;
 	}
 	if (c->reconnect_ns && now >= c->reconnect_ns && sending(w, now)) {
-		c->state = C_CLOSED; /* not on the idle stack */
+		c->state = C_CLOSED; /* not in the idle ring */
 		conn_reopen(w, c, now);
 		return;
 	}
-	w->idle[w->nidle++] = c - w->conns;
+	idle_push(w, c);
 }
 
 static void conn_input(struct worker *w, struct conn *c, uint64_t now)
@@ -370,6 +393,14 @@ static void conn_input(struct worker *w, struct conn *c, uint64_t now)
 		ssize_t n;
 
 		if (c->in_len == c->in_cap) {
+			if (c->in_cap >= IN_MAX + 2 * w->run->value_len) {
+				/* a reply that never ends (a body without a length) */
+				if (c->state == C_BUSY)
+					request_failed(w, c, now);
+				else
+					conn_reopen(w, c, now);
+				return;
+			}
 			c->in_cap *= 2;
 			c->in = xrealloc(c->in, c->in_cap);
 		}
@@ -490,6 +521,23 @@ static void count_missed(struct worker *w)
 	w->missed += 1 + (uint64_t)left;
 }
 
+/* epoll_wait with a timeout in nanoseconds (epoll_pwait2, Linux 5.11), or rounded up to
+ * milliseconds on an older kernel. */
+static int wait_events(int epfd, struct epoll_event *evs, int max, uint64_t timeout_ns)
+{
+	static volatile int no_pwait2;
+	struct timespec ts = {.tv_sec = timeout_ns / NS, .tv_nsec = timeout_ns % NS};
+	int n;
+
+	if (!no_pwait2) {
+		n = epoll_pwait2(epfd, evs, max, &ts, NULL);
+		if (n >= 0 || errno != ENOSYS)
+			return n;
+		no_pwait2 = 1;
+	}
+	return epoll_wait(epfd, evs, max, (int)((timeout_ns + 999999) / 1000000));
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -506,19 +554,19 @@ static void *worker_main(void *arg)
 		conn_open(w, &w->conns[i], now);
 	for (;;) {
 		uint64_t wake;
-		struct timespec ts;
 		int n, k;
 
 		now = now_ns();
 		if (now < w->send_end_ns && r->stop && *r->stop)
 			w->send_end_ns = now;
-		if (!sending(w, now) && (!w->busy || now >= r->hard_ns))
+		/* the bound holds even for arrivals no connection could take (a dead server) */
+		if (now >= r->hard_ns || (!sending(w, now) && !w->busy))
 			break;
 		if (now >= next_scan) {
 			scan(w, now);
 			next_scan = now + SCAN_NS;
 		}
-		if (sending(w, now) && now < r->hard_ns) {
+		if (sending(w, now)) {
 			if (w->rate > 0) {
 				while (w->nidle && w->next_ns <= now &&
 				       w->next_ns < w->send_end_ns) {
@@ -537,10 +585,7 @@ static void *worker_main(void *arg)
 			wake = w->next_ns;
 		if (r->hard_ns < wake)
 			wake = r->hard_ns;
-		wake = wake > now ? wake - now : 0;
-		ts.tv_sec = wake / NS;
-		ts.tv_nsec = wake % NS;
-		n = epoll_pwait2(w->epfd, evs, ARRAY_SIZE(evs), &ts, NULL);
+		n = wait_events(w->epfd, evs, ARRAY_SIZE(evs), wake > now ? wake - now : 0);
 		if (n < 0 && errno != EINTR)
 			break;
 		now = now_ns();
@@ -781,9 +826,10 @@ int load__run(const struct load_spec *spec, struct load_result *res, const volat
 	fd = connect_once(&r, CONNECT_TIMEOUT_NS);
 	if (fd < 0) {
 		snprintf(res->error, sizeof(res->error),
-			 "cannot connect to %.100s:%u: %s (is the %s server running and listening "
+			 "cannot connect to %s%.100s%s:%u: %s (is the %s server running and "
+			 "listening "
 			 "there?)",
-			 spec->target.host, spec->target.port, strerror(-fd),
+			 BRACKETS(spec->target.host), spec->target.port, strerror(-fd),
 			 proto_name(spec->target.proto));
 		return fd;
 	}
@@ -861,8 +907,8 @@ int load__run(const struct load_spec *spec, struct load_result *res, const volat
 	} else if (!res->completed && res->sent && !(stop && *stop)) {
 		err = -EPROTO;
 		snprintf(res->error, sizeof(res->error),
-			 "%" PRIu64 " requests, no good reply: is %.100s:%u a %s server?",
-			 res->sent, spec->target.host, spec->target.port,
+			 "%" PRIu64 " requests, no good reply: is %s%.100s%s:%u a %s server?",
+			 res->sent, BRACKETS(spec->target.host), spec->target.port,
 			 proto_name(spec->target.proto));
 	} else if (!res->sent && !(stop && *stop)) {
 		int e = 0;
@@ -872,8 +918,8 @@ int load__run(const struct load_spec *spec, struct load_result *res, const volat
 				e = ws[i].last_errno;
 		err = e ? -e : -ECONNREFUSED;
 		snprintf(res->error, sizeof(res->error),
-			 "no connection to %.100s:%u took a request: %s", spec->target.host,
-			 spec->target.port, strerror(-err));
+			 "no connection to %s%.100s%s:%u took a request: %s",
+			 BRACKETS(spec->target.host), spec->target.port, strerror(-err));
 	}
 	free(h);
 	for (i = 0; i < MAX_THREADS; i++) {

@@ -49,8 +49,8 @@ struct load_result {
 	double p50_us, p90_us, p99_us, p999_us, max_us; /* latency */
 	char error[256]; /* a one-line reason when the run failed (nothing could connect) */
 	/* Added after the first contract: */
-	uint64_t missed;    /* scheduled before the end but never sent: every connection was
-			     * busy (their latency would have counted from their schedule) */
+	uint64_t missed;    /* scheduled before the end but not sent by the bound: every
+			     * connection stayed busy (or none could connect) */
 	uint64_t prefilled; /* keys stored before the run (not in sent or completed) */
 	double mean_us;
 };

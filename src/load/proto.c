@@ -21,11 +21,15 @@ size_t load_proto__request(const struct load_target *t, bool set, unsigned int k
 	char k[32];
 	int kl, n;
 
-	if (t->proto == LOAD_HTTP)
+	if (t->proto == LOAD_HTTP) {
+		bool v6 = strchr(t->host, ':'); /* an IPv6 address goes in brackets */
+
 		return (size_t)snprintf(
 			buf, LOAD_REQ_HEAD_MAX,
-			"GET %s HTTP/1.1\r\nHost: %s:%u\r\nUser-Agent: srvscope\r\n%s\r\n", t->path,
-			t->host, t->port, keepalive ? "" : "Connection: close\r\n");
+			"GET %s HTTP/1.1\r\nHost: %s%s%s:%u\r\nUser-Agent: srvscope\r\n%s\r\n",
+			t->path, v6 ? "[" : "", t->host, v6 ? "]" : "", t->port,
+			keepalive ? "" : "Connection: close\r\n");
+	}
 	kl = snprintf(k, sizeof(k), "key:%u", key);
 	if (t->proto == LOAD_MEMCACHED) {
 		if (!set)
