@@ -747,7 +747,7 @@ static void loop(struct recorder *r, uint64_t *lost)
 	uint64_t last_flush = r->start_ns, last_progress = r->start_ns, last_events = 0;
 	uint64_t last_alive = r->start_ns;
 
-	while (!stop_signal && !r->err && !r->procs.err) {
+	while (!stop_signal && !(o->stop && *o->stop) && !r->err && !r->procs.err) {
 		uint64_t now;
 		int err;
 
@@ -961,6 +961,8 @@ int record__run(const struct record_opts *o, int *cmd_status)
 			goto out_close;
 		}
 	}
+	if (o->started)
+		o->started(o->started_arg);
 	loop(&r, lost);
 
 	/* Stop the sources, then take what they left in the ring. */

@@ -33,6 +33,13 @@ struct record_opts {
 	int progress;		 /* -1: on a terminal only, 0: never, 1: always */
 	bool verbose;		 /* libbpf's messages */
 	const char *cmdline;	 /* what was run, saved in the file */
+	/* Called once events flow (after the attach and the start snapshot), from the
+	 * recording's thread: a caller that drives the targets (srvscope model) starts then. */
+	void (*started)(void *arg);
+	void *started_arg;
+	/* Ends the recording, as a signal does, when it becomes non-zero (set from another
+	 * thread); NULL: only the usual ends. */
+	const volatile int *stop;
 };
 
 /* Records until the duration elapses, SIGINT/SIGTERM/SIGHUP arrives, the launched command

@@ -1,0 +1,443 @@
+/* The model as JSON (docs/model-json.md, built with jansson: a small document) and as the
+ * short summary printed on stdout. */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <string.h>
+#include <time.h>
+
+#include "model/model.h"
+#include "trace/syscalls.h"
+#include "util/util.h"
+
+#define SRVSCOPE_MODEL_GENERATOR "srvscope 0.1 model"
+
+static json_t *num_or_null(double v, bool known)
+{
+	return known ? json_real(v) : json_null();
+}
+
+static json_t *pool_json(unsigned n, bool per_conn)
+{
+	return per_conn ? json_string("per-connection") : json_integer(n);
+}
+
+static json_t *runs_json(const struct model *m)
+{
+	json_t *a = json_array();
+	size_t r;
+
+	for (r = 0; r < m->nr_runs; r++) {
+		const struct model_run *run = &m->runs[r];
+		double secs = run->end_ns > run->start_ns ? (run->end_ns - run->start_ns) / 1e9 : 0;
+		double dur = run->load_elapsed_s > 0 ? run->load_elapsed_s : secs;
+		json_t *lat = json_null();
+
+		if (run->have_latency)
+			lat = json_pack("{s:f, s:f, s:f, s:f}", "p50", run->p50_us, "p90",
+					run->p90_us, "p99", run->p99_us, "max", run->max_us);
+		json_array_append_new(
+			a, json_pack("{s:i, s:o, s:o, s:o, s:I, s:o, s:f, s:o, s:I, s:I, s:I, s:o}",
+				     "index", (int)r, "conns",
+				     run->conns ? json_integer(run->conns) : json_null(), "rate",
+				     num_or_null(run->rate, run->rate > 0), "duration_s",
+				     num_or_null(run->duration_s, run->duration_s > 0), "requests",
+				     (json_int_t)run->cycles, "client_requests",
+				     run->client_requests ? json_integer(run->client_requests)
+							  : json_null(),
+				     "throughput_rps", dur > 0 ? run->cycles / dur : 0.0,
+				     "latency_us", lat, "errors", (json_int_t)run->errors,
+				     "threads", (json_int_t)run->nr_thr, "processes",
+				     (json_int_t)(run->procs_seen + 1), "trace",
+				     run->trace_path ? json_string(run->trace_path) : json_null()));
+	}
+	return a;
+}
+
+/* Every thread seen, its last run's facts (threads live on from run to run). */
+static json_t *threads_json(const struct model *m)
+{
+	json_t *a = json_array();
+	struct u64map seen = {0};
+	size_t r, i;
+
+	for (r = m->nr_runs; r-- > 0;)
+		for (i = 0; i < m->runs[r].nr_thr; i++) {
+			const struct model_thread *th = &m->runs[r].thr[i];
+			bool created;
+
+			u64map__slot(&seen, th->tid, &created);
+			if (!created)
+				continue;
+			json_array_append_new(
+				a,
+				json_pack("{s:I, s:I, s:s, s:i, s:I, s:I, s:I, s:I, s:I}", "tid",
+					  (json_int_t)th->tid, "pid", (json_int_t)th->pid, "comm",
+					  th->comm, "cluster", th->cluster, "on_cpu_ns",
+					  (json_int_t)th->on_ns, "off_cpu_ns",
+					  (json_int_t)th->off_ns, "accepts",
+					  (json_int_t)th->accepts, "conns", (json_int_t)th->conns,
+					  "io_syscalls", (json_int_t)th->conn_io));
+		}
+	u64map__free(&seen);
+	return a;
+}
+
+static json_t *clusters_json(const struct model *m)
+{
+	json_t *a = json_array();
+	size_t i, j;
+	int r;
+
+	for (i = 0; i < m->nr_clusters; i++) {
+		const struct model_cluster *c = &m->clusters[i];
+		json_t *roles = json_array(), *thr = json_array(), *spr = json_array(),
+		       *stack = json_array();
+		struct u64map seen = {0};
+
+		for (r = 0; r < ROLES; r++)
+			if (c->roles[r])
+				json_array_append_new(roles, json_string(model__role_name(r)));
+		for (j = 0; j < c->nr_items; j++) {
+			const struct model_thread *th =
+				&m->runs[c->items[j].run].thr[c->items[j].thr];
+			bool created;
+
+			u64map__slot(&seen, th->tid, &created);
+			if (created)
+				json_array_append_new(thr, json_integer(th->tid));
+		}
+		u64map__free(&seen);
+		for (j = 0; j < m->nr_runs; j++)
+			json_array_append_new(spr, json_integer(c->size_per_run[j]));
+		for (j = 0; j < c->stack_len; j++)
+			json_array_append_new(stack, json_string(c->stack[j]));
+		json_array_append_new(
+			a,
+			json_pack("{s:i, s:s, s:s, s:o, s:o, s:i, s:o, s:b, s:f, s:o, s:n, s:n, "
+				  "s:o}",
+				  "id", c->id, "name", c->name, "role", model__role_name(c->role),
+				  "roles", roles, "threads", thr, "processes", (int)c->processes,
+				  "size_per_run", spr, "grows_with_conns", c->grows_with_conns,
+				  "on_cpu_share", c->on_cpu_share, "wait",
+				  c->wait < WK_KINDS ? json_pack("{s:s, s:f}", "syscall",
+								 model__wait_name(c->wait), "share",
+								 c->wait_share)
+						     : json_null(),
+				  "period_ms", "work", "stack", stack));
+	}
+	return a;
+}
+
+static json_t *roles_json(const struct model *m)
+{
+	json_t *o = json_object();
+	size_t i;
+	int r;
+
+	for (r = 0; r < ROLES; r++) {
+		json_t *a = json_array();
+
+		for (i = 0; i < m->nr_clusters; i++)
+			if (m->clusters[i].roles[r])
+				json_array_append_new(a, json_integer(m->clusters[i].id));
+		json_object_set_new(o, model__role_name(r), a);
+	}
+	return o;
+}
+
+/* A size distribution from power-of-two buckets: mean, bucketed p50/p90, max. */
+static json_t *sizes_json(const uint64_t *hist, uint64_t n, double sum, uint64_t max)
+{
+	json_t *h = json_array();
+	uint64_t acc = 0, p50 = 0, p90 = 0;
+	int b;
+
+	if (!n)
+		return json_null();
+	for (b = 0; b < MODEL_SIZE_BUCKETS; b++) {
+		if (!hist[b])
+			continue;
+		acc += hist[b];
+		if (!p50 && acc * 2 >= n)
+			p50 = 1ull << b;
+		if (!p90 && acc * 10 >= n * 9)
+			p90 = 1ull << b;
+		json_array_append_new(h, json_pack("{s:I, s:I}", "le", (json_int_t)(1ull << b),
+						   "count", (json_int_t)hist[b]));
+	}
+	return json_pack("{s:f, s:I, s:I, s:I, s:o}", "mean", sum / n, "p50", (json_int_t)p50,
+			 "p90", (json_int_t)p90, "max", (json_int_t)max, "hist", h);
+}
+
+struct sc_sum {
+	int nr;
+	struct model_sc_stat s;
+	struct u64map args;
+};
+
+static void sum_syscalls(const struct model *m, struct sc_sum *out, uint64_t *cycles,
+			 uint64_t *on_ns, uint64_t *unknown)
+{
+	size_t r;
+	int nr, b, k;
+
+	for (r = 0; r < m->nr_runs; r++) {
+		const struct model_run *run = &m->runs[r];
+
+		*cycles += run->cycles;
+		*on_ns += run->net_on_ns;
+		*unknown += run->unknown_syscalls;
+		for (nr = 0; nr < MODEL_MAX_SYSCALL; nr++) {
+			const struct model_sc_stat *s = &run->sc[nr];
+			struct model_sc_stat *d = &out[nr].s;
+			uint64_t key, val;
+			size_t i;
+
+			out[nr].nr = nr;
+			if (!s->count)
+				continue;
+			d->count += s->count;
+			d->ok += s->ok;
+			d->eagain += s->eagain;
+			d->err += s->err;
+			d->ns += s->ns;
+			for (k = 0; k < FDK_KINDS; k++)
+				d->fd_kind[k] += s->fd_kind[k];
+			for (b = 0; b < MODEL_SIZE_BUCKETS; b++) {
+				d->sock_hist[b] += s->sock_hist[b];
+				d->file_hist[b] += s->file_hist[b];
+			}
+			d->sock_n += s->sock_n;
+			d->file_n += s->file_n;
+			d->sock_sum += s->sock_sum;
+			d->file_sum += s->file_sum;
+			if (s->sock_max > d->sock_max)
+				d->sock_max = s->sock_max;
+			if (s->file_max > d->file_max)
+				d->file_max = s->file_max;
+			for (i = 0; u64map__next(&s->arg_vals, &i, &key, &val);)
+				*u64map__slot(&out[nr].args, key, NULL) += val;
+		}
+	}
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const struct sc_sum *x = a, *y = b;
+
+	return x->s.count < y->s.count ? 1 : x->s.count > y->s.count ? -1 : x->nr - y->nr;
+}
+
+static const char *arg_key_name(int nr)
+{
+	switch (nr) {
+	case 232: /* epoll_wait */
+	case 281:
+	case 441:
+		return "maxevents";
+	case 7: /* poll */
+		return "timeout_ms";
+	case 233:
+		return "ops"; /* epoll_ctl: EPOLL_CTL_ADD 1, DEL 2, MOD 3 */
+	case 72:
+		return "cmds"; /* fcntl */
+	default:
+		return NULL;
+	}
+}
+
+static json_t *profile_json(const struct model *m, struct sc_sum *sum, size_t *nr_out)
+{
+	uint64_t cycles = 0, on_ns = 0, unknown = 0;
+	json_t *a = json_array();
+	double per;
+	int nr, k;
+
+	sum_syscalls(m, sum, &cycles, &on_ns, &unknown);
+	qsort(sum, MODEL_MAX_SYSCALL, sizeof(*sum), by_count);
+	per = cycles ? 1.0 / cycles : 0;
+	for (nr = 0; nr < MODEL_MAX_SYSCALL && sum[nr].s.count; nr++) {
+		const struct model_sc_stat *s = &sum[nr].s;
+		json_t *kinds = json_object(), *ret = json_object(), *extra = json_null();
+		const char *key = arg_key_name(sum[nr].nr);
+		char buf[32];
+
+		for (k = 0; k < FDK_KINDS; k++)
+			if (s->fd_kind[k])
+				json_object_set_new(kinds, model__fd_kind_name(k),
+						    json_real(s->fd_kind[k] * per));
+		if (s->ok)
+			json_object_set_new(ret, "ok", json_real(s->ok * per));
+		if (s->eagain)
+			json_object_set_new(ret, "EAGAIN", json_real(s->eagain * per));
+		if (s->err)
+			json_object_set_new(ret, "error", json_real(s->err * per));
+		if (key) {
+			uint64_t kk, v;
+			size_t i;
+
+			extra = json_object();
+			for (i = 0; u64map__next(&sum[nr].args, &i, &kk, &v);) {
+				snprintf(buf, sizeof(buf), "%" PRId64, (int64_t)(int32_t)kk);
+				json_object_set_new(extra, buf, json_real((double)v / s->count));
+			}
+		}
+		json_array_append_new(
+			a, json_pack("{s:s, s:f, s:I, s:o, s:{s:o, s:o}, s:o, s:n, s:n, s:n, s:o, "
+				     "s:o, s:f}",
+				     "name", syscall__name(sum[nr].nr, buf, sizeof(buf)),
+				     "per_request", s->count * per, "count", (json_int_t)s->count,
+				     "fd_kinds", kinds, "bytes", "socket",
+				     sizes_json(s->sock_hist, s->sock_n, s->sock_sum, s->sock_max),
+				     "file",
+				     sizes_json(s->file_hist, s->file_n, s->file_sum, s->file_max),
+				     "ret", ret, "iov", "flags", "offsets", "maxevents",
+				     key && !strcmp(key, "maxevents") ? json_incref(extra)
+								      : json_null(),
+				     "timeout_ms",
+				     key && !strcmp(key, "timeout_ms") ? json_incref(extra)
+								       : json_null(),
+				     "time_us_per_call", s->ns / 1e3 / s->count));
+		json_decref(extra);
+	}
+	*nr_out = (size_t)nr;
+	return json_pack("{s:I, s:f, s:I, s:o}", "requests", (json_int_t)cycles,
+			 "on_cpu_us_per_request", cycles ? on_ns / 1e3 / cycles : 0.0, "unknown",
+			 (json_int_t)unknown, "syscalls", a);
+}
+
+static void free_sums(struct sc_sum *sum)
+{
+	int i;
+
+	for (i = 0; i < MODEL_MAX_SYSCALL; i++)
+		u64map__free(&sum[i].args);
+	free(sum);
+}
+
+int model__write_json(const struct model *m, FILE *f)
+{
+	const struct model_netmodel *n = &m->net;
+	struct sc_sum *sum = xcalloc(MODEL_MAX_SYSCALL, sizeof(*sum));
+	json_t *doc, *profile;
+	size_t nsc;
+	int err;
+
+	profile = profile_json(m, sum, &nsc);
+	doc = json_pack(
+		"{s:s, s:i, s:s, s:I, "
+		"s:{s:I, s:s, s:o, s:o, s:[]}, "
+		"s:{s:o, s:o, s:o}, "
+		"s:o, s:[], s:o, s:o, "
+		"s:{s:s, s:s, s:f, s:I, s:I}, "
+		"s:{s:b, s:b, s:b, s:b, s:b, s:I, s:I}, "
+		"s:{s:s, s:s, s:o, s:o, s:b, s:s, s:f, s:s, s:I, s:n, s:n, s:o}, "
+		"s:o, s:[]}",
+		"schema", "srvscope-model", "version", 1, "generator", SRVSCOPE_MODEL_GENERATOR,
+		"created_realtime_s", (json_int_t)time(NULL), "target", "pid", (json_int_t)m->pid,
+		"comm", m->comm, "exe", m->exe[0] ? json_string(m->exe) : json_null(), "title",
+		m->title[0] ? json_string(m->title) : json_null(), "listen", "load", "protocol",
+		m->protocol ? json_string(m->protocol) : json_null(), "url",
+		m->url ? json_string(m->url) : json_null(), "command",
+		m->command ? json_string(m->command) : json_null(), "runs", runs_json(m),
+		"processes", "threads", threads_json(m), "clusters", clusters_json(m), "clustering",
+		"distance", "weighted-tree-edit", "linkage", "average", "threshold", m->threshold,
+		"threads", (json_int_t)0, "distinct_trees", (json_int_t)m->distinct_trees,
+		"network_model_characteristics", "accept_dispatch", n->accept_dispatch,
+		"network_dispatch", n->network_dispatch, "network_epoll", n->network_epoll,
+		"nonblocking", n->nonblocking, "blocking", n->blocking, "accept_thread_pool_size",
+		(json_int_t)n->accept_pool, "network_thread_pool_size", (json_int_t)n->network_pool,
+		"network_model", "network_io", n->network_io, "accept_io", n->accept_io,
+		"accept_pool", pool_json(n->accept_pool, n->accept_per_conn), "network_pool",
+		pool_json(n->network_pool, n->network_per_conn), "multi_process", n->multi_process,
+		"per_connection", n->per_connection, "handoff_share", n->handoff_share, "handoff",
+		n->handoff, "listeners", (json_int_t)n->listeners, "reuseport", "epoll_exclusive",
+		"roles", roles_json(m), "syscall_profile", profile, "files");
+	free_sums(sum);
+	if (!doc)
+		return -EINVAL;
+	{
+		size_t threads = 0, r;
+
+		for (r = 0; r < m->nr_runs; r++)
+			threads += m->runs[r].nr_thr;
+		json_object_set_new(json_object_get(doc, "clustering"), "threads",
+				    json_integer((json_int_t)threads));
+	}
+	err = json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ? -EIO : 0;
+	if (!err && fputc('\n', f) == EOF)
+		err = -EIO;
+	json_decref(doc);
+	return err;
+}
+
+static void print_clusters_of(const struct model *m, enum model_role r, FILE *f)
+{
+	size_t i, printed = 0;
+
+	for (i = 0; i < m->nr_clusters; i++) {
+		const struct model_cluster *c = &m->clusters[i];
+		unsigned size = 0;
+		size_t j;
+
+		if (!c->roles[r])
+			continue;
+		for (j = 0; j < m->nr_runs; j++)
+			if (c->size_per_run[j] > size)
+				size = c->size_per_run[j];
+		fprintf(f, "%s%s x%u (cluster %d)", printed++ ? ", " : "", c->name, size, c->id);
+	}
+	if (!printed)
+		fprintf(f, "none");
+}
+
+void model__print_summary(const struct model *m, FILE *f)
+{
+	const struct model_netmodel *n = &m->net;
+	struct sc_sum *sum = xcalloc(MODEL_MAX_SYSCALL, sizeof(*sum));
+	uint64_t cycles = 0, on_ns = 0, unknown = 0;
+	char buf[32];
+	size_t i, r;
+
+	fprintf(f, "%s (pid %u), %zu run(s):", m->comm[0] ? m->comm : "?", m->pid, m->nr_runs);
+	for (r = 0; r < m->nr_runs; r++)
+		fprintf(f, " %s%" PRIu64 " requests", r ? "/ " : "", m->runs[r].cycles);
+	fprintf(f, "\n");
+	fprintf(f, "  accepts:       ");
+	print_clusters_of(m, ROLE_ACCEPTOR, f);
+	fprintf(f, "\n  serves conns:  ");
+	print_clusters_of(m, ROLE_NETWORK, f);
+	fprintf(f, "\n  main thread:   ");
+	print_clusters_of(m, ROLE_MAIN, f);
+	fprintf(f, "\n  pools:         accept %u%s, network %u%s%s\n", n->accept_pool,
+		n->accept_per_conn ? " (one per connection)" : "", n->network_pool,
+		n->network_per_conn ? " (one per connection)" : "",
+		n->multi_process ? ", in several processes" : "");
+	fprintf(f,
+		"  I/O model:     network %s, accept %s, %s sockets, %.0f%% of connections "
+		"handed over (%s)\n",
+		n->network_io, n->accept_io, n->nonblocking ? "non-blocking" : "blocking",
+		n->handoff_share * 100, n->handoff);
+	fprintf(f,
+		"  Ditto:         accept_dispatch %s, network_dispatch %s, epoll %s, pools "
+		"%u/%u\n",
+		n->accept_dispatch ? "true" : "false", n->network_dispatch ? "true" : "false",
+		n->network_epoll ? "true" : "false", n->accept_pool, n->network_pool);
+	sum_syscalls(m, sum, &cycles, &on_ns, &unknown);
+	qsort(sum, MODEL_MAX_SYSCALL, sizeof(*sum), by_count);
+	fprintf(f, "  per request:   ");
+	for (i = 0; i < 6 && sum[i].s.count && cycles; i++)
+		fprintf(f, "%s%s %.2f", i ? ", " : "", syscall__name(sum[i].nr, buf, sizeof(buf)),
+			(double)sum[i].s.count / cycles);
+	if (cycles)
+		fprintf(f, "; %.1f us on-CPU\n", on_ns / 1e3 / cycles);
+	else
+		fprintf(f, "no request/response cycle seen\n");
+	fprintf(f, "  clusters:      ");
+	for (i = 0; i < m->nr_clusters; i++)
+		fprintf(f, "%s%d %s x%zu %s", i ? ", " : "", m->clusters[i].id, m->clusters[i].name,
+			m->clusters[i].nr_items, model__role_name(m->clusters[i].role));
+	fprintf(f, "\n");
+	free_sums(sum);
+}
