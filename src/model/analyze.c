@@ -145,6 +145,8 @@ struct walk {
 	struct u64map open_by_thr; /* tid -> connections it serves now */
 	struct u64map ever;	   /* (pid, fd) -> 1: was a connection at some time */
 	uint64_t next_conn;
+	const struct trace *t;
+	struct u64map pending; /* tid -> index + 1 of its last REC_SYSCALL_ARGS */
 	bool profile;
 	uint32_t open_conns;
 };
@@ -329,6 +331,75 @@ static void profile_call(struct walk *w, const struct rec *e, int nr, enum fd_ki
 	}
 }
 
+/* The REC_SYSCALL_ARGS written for this syscall, or NULL. */
+static const struct rec *args_of(struct walk *w, const struct rec *e)
+{
+	const struct rec *a;
+	uint64_t v;
+
+	if (!u64map__get(&w->pending, e->h.tid, &v) || !v)
+		return NULL;
+	a = w->t->ev[v - 1];
+	u64map__put(&w->pending, e->h.tid, 0);
+	return a->h.aux == e->h.aux && a->h.ts == e->sc.enter_ts ? a : NULL;
+}
+
+static void profile_args(struct model_sc_stat *s, int nr, const struct rec *a)
+{
+	unsigned i, j, n;
+
+	switch (nr) {
+	case NR_EPOLL_WAIT:
+	case NR_EPOLL_PWAIT:
+		(*u64map__slot(&s->timeouts, (uint32_t)a->sa.arg3, NULL))++;
+		break;
+	case NR_ACCEPT4:
+	case NR_SENDTO:
+	case NR_RECVFROM:
+		(*u64map__slot(&s->flags, (uint32_t)a->sa.arg3, NULL))++;
+		break;
+	case NR_EPOLL_CTL:
+		if (a->sa.nr_vals)
+			(*u64map__slot(&s->flags, a->sa.vals[0], NULL))++;
+		break;
+	case NR_PREAD:
+	case NR_PWRITE:
+		if (!s->off_n || a->sa.arg3 < s->off_min)
+			s->off_min = a->sa.arg3;
+		if (a->sa.arg3 > s->off_max)
+			s->off_max = a->sa.arg3;
+		s->off_n++;
+		s->off_aligned += !(a->sa.arg3 % 4096);
+		break;
+	case NR_READV:
+	case NR_WRITEV:
+	case NR_PREADV:
+	case NR_PWRITEV:
+	case NR_SENDMSG:
+	case NR_RECVMSG:
+		s->iov_n++;
+		n = a->sa.nr_vals < 7 ? a->sa.nr_vals : 7;
+		for (i = 0; i < ARRAY_SIZE(s->iov); i++) {
+			if (!s->iov[i].count) {
+				s->iov[i].n = a->sa.nr_vals;
+				memcpy(s->iov[i].len, a->sa.vals, n * sizeof(a->sa.vals[0]));
+			}
+			if (s->iov[i].n != a->sa.nr_vals)
+				continue;
+			for (j = 0; j < n && s->iov[i].len[j] == a->sa.vals[j]; j++)
+				;
+			if (j == n) {
+				s->iov[i].count++;
+				return;
+			}
+		}
+		s->iov_other++;
+		break;
+	default:
+		break;
+	}
+}
+
 static void syscall_event(struct walk *w, const struct rec *e)
 {
 	struct model_run *run = w->run;
@@ -337,11 +408,18 @@ static void syscall_event(struct walk *w, const struct rec *e)
 	struct model_thread *th = thread_of(run, e->h.tid, e->h.pid);
 	struct model_conn *c;
 	enum fd_kind kind = kind_at(w, e->h.pid, fd);
+	const struct rec *a = args_of(w, e);
 
 	if (!w->profile)
 		th->syscalls++;
-	else if (th->network)
+	else if (th->network) {
 		profile_call(w, e, nr, kind);
+		if (a && nr >= 0 && nr < MODEL_MAX_SYSCALL)
+			profile_args(&run->sc[nr], nr, a);
+	}
+	if (a && nr == NR_EPOLL_CTL && a->sa.nr_vals && (a->sa.vals[0] & (1u << 28)) &&
+	    u64map__get(&w->lsn, fdkey(e->h.pid, e->sc.args[2]), NULL))
+		run->epoll_exclusive = true; /* EPOLLEXCLUSIVE on a listener */
 
 	switch (nr) {
 	case NR_ACCEPT:
@@ -360,7 +438,7 @@ static void syscall_event(struct walk *w, const struct rec *e)
 			c->fd = (int32_t)ret;
 			c->accept_tid = e->h.tid;
 			c->accept_ns = e->h.ts;
-			/* accept4(..., SOCK_NONBLOCK) is in the fourth argument (not recorded) */
+			c->nonblocking = nr == NR_ACCEPT4 && a && (a->sa.arg3 & SOCK_NONBLOCK);
 			if (++w->open_conns > run->peak_conns)
 				run->peak_conns = w->open_conns;
 		}
@@ -464,6 +542,10 @@ static void walk_events(const struct trace *t, struct walk *w)
 		const struct rec *e = t->ev[i];
 
 		switch (e->h.type) {
+		case REC_SYSCALL_ARGS:
+			u64map__put(&w->pending, e->h.tid, i + 1);
+			w->run->have_args = true;
+			break;
 		case REC_SYSCALL:
 			syscall_event(w, e);
 			break;
@@ -582,6 +664,7 @@ static void walk_free(struct walk *w)
 	u64map__free(&w->served);
 	u64map__free(&w->open_by_thr);
 	u64map__free(&w->ever);
+	u64map__free(&w->pending);
 }
 
 static uint32_t first_target(const struct trace *t)
@@ -603,7 +686,7 @@ static uint32_t first_target(const struct trace *t)
 
 int model__analyze(const struct trace *t, uint32_t main_pid, struct model_run *run)
 {
-	struct walk w = {.run = run};
+	struct walk w = {.run = run, .t = t};
 	uint64_t k, v;
 	size_t i;
 
@@ -640,7 +723,7 @@ int model__analyze(const struct trace *t, uint32_t main_pid, struct model_run *r
 	times_and_stacks(t, run, &w);
 	/* Second pass: the network threads' syscalls. */
 	walk_free(&w);
-	w = (struct walk){.run = run, .profile = true};
+	w = (struct walk){.run = run, .t = t, .profile = true};
 	walk_events(t, &w);
 	walk_free(&w);
 	for (i = 0; i < run->nr_thr; i++)
@@ -664,8 +747,11 @@ void model_run__free(struct model_run *run)
 	u64map__free(&run->thr_idx);
 	free(run->conn);
 	if (run->sc)
-		for (i = 0; i < MODEL_MAX_SYSCALL; i++)
+		for (i = 0; i < MODEL_MAX_SYSCALL; i++) {
 			u64map__free(&run->sc[i].arg_vals);
+			u64map__free(&run->sc[i].timeouts);
+			u64map__free(&run->sc[i].flags);
+		}
 	free(run->sc);
 	u64map__free(&run->procs);
 }

@@ -73,6 +73,7 @@ int model__collect(const struct collect_opts *co, struct load_result *res, int *
 		.on_cpu_hz = 99,
 		.ustack_dump_bytes = co->dwarf ? RECORD_DEFAULT_DUMP_SIZE : 0,
 		.syscalls = true,
+		.syscall_args = true,
 		.stack_refresh_ms = 100,
 		.progress = 0,
 		.cmdline = "srvscope model",

@@ -1,5 +1,5 @@
-/* Placeholder until the stack-tree clustering lands: threads grouped by name and by the
- * kind of their process's main thread. */
+/* Placeholder until the stack-tree clustering lands: threads grouped by name and by how
+ * they mostly wait. */
 #include <string.h>
 
 #include "model/group.h"
@@ -16,9 +16,16 @@ int model__group(const struct model *m, const struct model_item *items, size_t n
 
 	for (i = 0; i < n; i++) {
 		const struct model_thread *th = &m->runs[items[i].run].thr[items[i].thr];
-		bool main = th->tid == th->pid;
-		uint64_t h = fnv1a(th->comm, strlen(th->comm), FNV1A_INIT) ^ main, *slot;
+		uint64_t h = fnv1a(th->comm, strlen(th->comm), FNV1A_INIT), *slot, best = 0;
 		bool created;
+		int w, wk = WK_KINDS;
+
+		for (w = 0; w < WK_KINDS; w++)
+			if (th->wait_ns[w] > best) {
+				best = th->wait_ns[w];
+				wk = w;
+			}
+		h = fnv1a(&wk, sizeof(wk), h);
 
 		slot = u64map__slot(&idx, h, &created);
 		if (created)

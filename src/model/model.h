@@ -98,6 +98,13 @@ struct model_sc_stat {
 	double sock_sum, file_sum;
 	uint64_t sock_max, file_max;
 	struct u64map arg_vals; /* epoll_wait maxevents, poll timeout, fcntl/epoll_ctl ops */
+	struct u64map timeouts; /* epoll_wait, epoll_pwait: timeout (ms) -> calls */
+	struct u64map flags;	/* accept4, sendto, recvfrom: flags; epoll_ctl: events -> calls */
+	struct {
+		uint32_t n, len[7]; /* iovec count, the first lengths */
+		uint64_t count;
+	} iov[8]; /* layouts, in order of appearance */
+	uint64_t iov_other, iov_n;
 	uint64_t off_min, off_max, off_n, off_aligned;
 	uint64_t ns; /* time inside the call */
 };
@@ -129,7 +136,9 @@ struct model_run {
 	bool fork_per_conn;	  /* connections handled in processes forked after accept */
 	struct model_sc_stat *sc; /* [MODEL_MAX_SYSCALL], network threads only */
 	uint64_t unknown_syscalls;
-	uint64_t net_on_ns; /* on-CPU of the network threads */
+	uint64_t net_on_ns;   /* on-CPU of the network threads */
+	bool epoll_exclusive; /* a listener was added to an epoll with EPOLLEXCLUSIVE */
+	bool have_args;	      /* the trace has REC_SYSCALL_ARGS records */
 	uint64_t procs_seen;
 	struct u64map procs; /* pid -> ppid */
 };
@@ -182,6 +191,7 @@ struct model_netmodel {
 	double handoff_share;
 	const char *handoff;
 	unsigned listeners;
+	bool epoll_exclusive;
 	bool found; /* a connection was seen at all */
 };
 

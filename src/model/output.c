@@ -173,8 +173,48 @@ static json_t *sizes_json(const uint64_t *hist, uint64_t n, double sum, uint64_t
 struct sc_sum {
 	int nr;
 	struct model_sc_stat s;
-	struct u64map args;
+	struct u64map args, timeouts, flags;
 };
+
+static void add_map(struct u64map *to, const struct u64map *from)
+{
+	uint64_t k, v;
+	size_t i;
+
+	for (i = 0; u64map__next(from, &i, &k, &v);)
+		*u64map__slot(to, k, NULL) += v;
+}
+
+static void add_iov(struct model_sc_stat *d, const struct model_sc_stat *s)
+{
+	size_t i, j;
+
+	d->iov_n += s->iov_n;
+	d->iov_other += s->iov_other;
+	for (i = 0; i < ARRAY_SIZE(s->iov) && s->iov[i].count; i++) {
+		for (j = 0; j < ARRAY_SIZE(d->iov); j++) {
+			if (!d->iov[j].count) {
+				d->iov[j] = s->iov[i];
+				break;
+			}
+			if (d->iov[j].n == s->iov[i].n &&
+			    !memcmp(d->iov[j].len, s->iov[i].len, sizeof(s->iov[i].len))) {
+				d->iov[j].count += s->iov[i].count;
+				break;
+			}
+		}
+		if (j == ARRAY_SIZE(d->iov))
+			d->iov_other += s->iov[i].count;
+	}
+	if (s->off_n) {
+		if (!d->off_n || s->off_min < d->off_min)
+			d->off_min = s->off_min;
+		if (s->off_max > d->off_max)
+			d->off_max = s->off_max;
+		d->off_n += s->off_n;
+		d->off_aligned += s->off_aligned;
+	}
+}
 
 static void sum_syscalls(const struct model *m, struct sc_sum *out, uint64_t *cycles,
 			 uint64_t *on_ns, uint64_t *unknown)
@@ -218,6 +258,9 @@ static void sum_syscalls(const struct model *m, struct sc_sum *out, uint64_t *cy
 				d->file_max = s->file_max;
 			for (i = 0; u64map__next(&s->arg_vals, &i, &key, &val);)
 				*u64map__slot(&out[nr].args, key, NULL) += val;
+			add_map(&out[nr].timeouts, &s->timeouts);
+			add_map(&out[nr].flags, &s->flags);
+			add_iov(d, s);
 		}
 	}
 }
@@ -245,6 +288,66 @@ static const char *arg_key_name(int nr)
 	default:
 		return NULL;
 	}
+}
+
+static int by_val_desc(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return x[1] < y[1] ? 1 : x[1] > y[1] ? -1 : (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* {"value": share of calls} from a value -> calls map, the 10 commonest values (as signed
+ * ints, or hex) and "other" for the rest. */
+static json_t *shares_json(const struct u64map *m, uint64_t calls, bool hex)
+{
+	json_t *o = json_object();
+	uint64_t k, v, *kv, rest = 0;
+	size_t i, n = 0;
+	char buf[32];
+
+	if (!m->nr)
+		return json_null();
+	kv = xcalloc(m->nr, 2 * sizeof(*kv));
+	for (i = 0; u64map__next(m, &i, &k, &v); n++) {
+		kv[2 * n] = k;
+		kv[2 * n + 1] = v;
+	}
+	qsort(kv, n, 2 * sizeof(*kv), by_val_desc);
+	for (i = 0; i < n; i++) {
+		if (i >= 10) {
+			rest += kv[2 * i + 1];
+			continue;
+		}
+		if (hex)
+			snprintf(buf, sizeof(buf), "0x%" PRIx64, kv[2 * i]);
+		else
+			snprintf(buf, sizeof(buf), "%" PRId64, (int64_t)(int32_t)kv[2 * i]);
+		json_object_set_new(o, buf, json_real(calls ? (double)kv[2 * i + 1] / calls : 0));
+	}
+	if (rest)
+		json_object_set_new(o, "other", json_real(calls ? (double)rest / calls : 0));
+	free(kv);
+	return o;
+}
+
+static json_t *iov_json(const struct model_sc_stat *s)
+{
+	json_t *a = json_array();
+	size_t i, j;
+
+	if (!s->iov_n)
+		return json_null();
+	for (i = 0; i < ARRAY_SIZE(s->iov) && s->iov[i].count; i++) {
+		json_t *l = json_array();
+
+		for (j = 0; j < s->iov[i].n && j < 7; j++)
+			json_array_append_new(l, json_integer(s->iov[i].len[j]));
+		json_array_append_new(a, json_pack("{s:o, s:I, s:f}", "layout", l, "iovcnt",
+						   (json_int_t)s->iov[i].n, "share",
+						   (double)s->iov[i].count / s->iov_n));
+	}
+	return a;
 }
 
 static json_t *profile_json(const struct model *m, struct sc_sum *sum, size_t *nr_out)
@@ -300,6 +403,23 @@ static json_t *profile_json(const struct model *m, struct sc_sum *sum, size_t *n
 								       : json_null(),
 				     "time_us_per_call", s->ns / 1e3 / s->count));
 		json_decref(extra);
+		{
+			json_t *o = json_array_get(a, json_array_size(a) - 1);
+
+			json_object_set_new(o, "iov", iov_json(s));
+			json_object_set_new(o, "flags",
+					    shares_json(&sum[nr].flags, s->count, true));
+			if (s->off_n)
+				json_object_set_new(o, "offsets",
+						    json_pack("{s:I, s:I, s:f}", "min",
+							      (json_int_t)s->off_min, "max",
+							      (json_int_t)s->off_max, "aligned_4k",
+							      (double)s->off_aligned / s->off_n));
+			if (sum[nr].timeouts.nr)
+				json_object_set_new(
+					o, "timeout_ms",
+					shares_json(&sum[nr].timeouts, s->count, false));
+		}
 	}
 	*nr_out = (size_t)nr;
 	return json_pack("{s:I, s:f, s:I, s:o}", "requests", (json_int_t)cycles,
@@ -311,8 +431,11 @@ static void free_sums(struct sc_sum *sum)
 {
 	int i;
 
-	for (i = 0; i < MODEL_MAX_SYSCALL; i++)
+	for (i = 0; i < MODEL_MAX_SYSCALL; i++) {
 		u64map__free(&sum[i].args);
+		u64map__free(&sum[i].timeouts);
+		u64map__free(&sum[i].flags);
+	}
 	free(sum);
 }
 
@@ -325,14 +448,17 @@ int model__write_json(const struct model *m, FILE *f)
 	int err;
 
 	profile = profile_json(m, sum, &nsc);
-	doc = json_pack(
+	json_error_t jerr;
+
+	doc = json_pack_ex(
+		&jerr, 0,
 		"{s:s, s:i, s:s, s:I, "
 		"s:{s:I, s:s, s:o, s:o, s:[]}, "
 		"s:{s:o, s:o, s:o}, "
 		"s:o, s:[], s:o, s:o, "
 		"s:{s:s, s:s, s:f, s:I, s:I}, "
 		"s:{s:b, s:b, s:b, s:b, s:b, s:I, s:I}, "
-		"s:{s:s, s:s, s:o, s:o, s:b, s:s, s:f, s:s, s:I, s:n, s:n, s:o}, "
+		"s:{s:s, s:s, s:o, s:o, s:b, s:s, s:f, s:s, s:I, s:n, s:b, s:o}, "
 		"s:o, s:[]}",
 		"schema", "srvscope-model", "version", 1, "generator", SRVSCOPE_MODEL_GENERATOR,
 		"created_realtime_s", (json_int_t)time(NULL), "target", "pid", (json_int_t)m->pid,
@@ -353,10 +479,12 @@ int model__write_json(const struct model *m, FILE *f)
 		pool_json(n->network_pool, n->network_per_conn), "multi_process", n->multi_process,
 		"per_connection", n->per_connection, "handoff_share", n->handoff_share, "handoff",
 		n->handoff, "listeners", (json_int_t)n->listeners, "reuseport", "epoll_exclusive",
-		"roles", roles_json(m), "syscall_profile", profile, "files");
+		n->epoll_exclusive, "roles", roles_json(m), "syscall_profile", profile, "files");
 	free_sums(sum);
-	if (!doc)
+	if (!doc) {
+		error("model JSON: %s", jerr.text);
 		return -EINVAL;
+	}
 	{
 		size_t threads = 0, r;
 

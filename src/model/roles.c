@@ -226,6 +226,7 @@ static void network_model(struct model *m)
 		if (run->listeners > n->listeners)
 			n->listeners = run->listeners;
 		fork |= run->fork_per_conn;
+		n->epoll_exclusive |= run->epoll_exclusive;
 		for (i = 0; i < run->nr_conn; i++) {
 			const struct model_conn *c = &run->conn[i];
 

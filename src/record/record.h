@@ -29,6 +29,7 @@ struct record_opts {
 	bool no_stacks;
 	unsigned int ustack_dump_bytes; /* --call-graph=dwarf: user stack bytes; 0: fp */
 	bool syscalls; /* trace every syscall of the targets (entry, exit, return value) */
+	bool syscall_args; /* with syscalls: REC_SYSCALL_ARGS records too (4th argument, iovecs) */
 	double stack_refresh_ms; /* reuse stacks taken at the same place for this long */
 	int progress;		 /* -1: on a terminal only, 0: never, 1: always */
 	bool verbose;		 /* libbpf's messages */
