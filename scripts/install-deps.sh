@@ -7,6 +7,8 @@ libjansson-dev libncurses-dev zlib1g-dev libzstd-dev liblzma-dev libbz2-dev libi
 libprotobuf-c-dev protobuf-c-compiler elfutils binutils libc6-dbg perl iproute2 tmux gdb
 linux-perf bpftrace memcached libmemcached-tools redis-server python3 nodejs
 nginx-light apache2 apache2-utils postgresql postgresql-contrib haproxy"
+# srvscope model's thread-per-connection server (and mariadb-slap to drive it)
+PKGS="$PKGS mariadb-server mariadb-client"
 # libFuzzer's runtime (make check links the fuzz targets) ships apart from clang, under
 # clang's major version: libclang-rt-14-dev on Debian 12.
 clang_major=$(clang --version 2>/dev/null | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)

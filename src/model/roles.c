@@ -264,9 +264,14 @@ static void network_model(struct model *m)
 	n->network_dispatch = n->handoff_share > 0.5;
 	n->accept_dispatch = n->accept_pool > 1;
 	w = main_wait(net_wait, io_waits, NULL);
-	n->network_io = w < WK_KINDS ? io_name(w) : "nonblocking";
+	n->network_io = w < WK_KINDS ? io_name(w) : NULL;
 	w = main_wait(acc_wait, acc_waits, NULL);
 	n->accept_io = w < WK_KINDS ? io_name(w) : "nonblocking";
+	/* Network threads that never wait on their sockets, fed through a queue by a thread
+	 * that does (apache's event MPM: the listener polls every connection and hands the
+	 * ready ones to its workers): the I/O model is that thread's. */
+	if (!n->network_io)
+		n->network_io = n->network_dispatch ? n->accept_io : "nonblocking";
 	n->network_epoll = !strcmp(n->network_io, "epoll");
 	n->nonblocking = served && nonblock * 2 > served;
 	n->blocking = served && !n->nonblocking;
