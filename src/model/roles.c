@@ -153,7 +153,7 @@ static void describe_cluster(struct model *m, struct model_cluster *c, uint64_t 
 }
 
 /* Threads of run r that play role (acceptor or network), widened to their cluster peers of
- * the same name. */
+ * the same name that played no role (a worker that got no connection in a short run). */
 static unsigned pool_in_run(const struct model *m, unsigned r, bool network)
 {
 	const struct model_run *run = &m->runs[r];
@@ -168,7 +168,8 @@ static unsigned pool_in_run(const struct model *m, unsigned r, bool network)
 			n++;
 			continue;
 		}
-		if (th->cluster < 0)
+		/* a thread seen in the other role is not an idle peer of this one */
+		if (th->cluster < 0 || th->network || th->acceptor)
 			continue;
 		for (j = 0; j < run->nr_thr && !peer; j++) {
 			const struct model_thread *o = &run->thr[j];
