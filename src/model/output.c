@@ -331,6 +331,90 @@ static json_t *shares_json(const struct u64map *m, uint64_t calls, bool hex)
 	return o;
 }
 
+struct flag_name {
+	uint32_t bit;
+	const char *name;
+};
+
+static const struct flag_name msg_flags[] = {
+	{0x1, "MSG_OOB"},
+	{0x2, "MSG_PEEK"},
+	{0x4, "MSG_DONTROUTE"},
+	{0x8, "MSG_CTRUNC"},
+	{0x20, "MSG_TRUNC"},
+	{0x40, "MSG_DONTWAIT"},
+	{0x80, "MSG_EOR"},
+	{0x100, "MSG_WAITALL"},
+	{0x4000, "MSG_NOSIGNAL"},
+	{0x8000, "MSG_MORE"},
+	{0x10000, "MSG_WAITFORONE"},
+	{0x40000000, "MSG_CMSG_CLOEXEC"},
+	{0x4000000, "MSG_ZEROCOPY"},
+	{0},
+};
+static const struct flag_name sock_flags[] = {
+	{04000, "SOCK_NONBLOCK"},
+	{02000000, "SOCK_CLOEXEC"},
+	{0},
+};
+static const struct flag_name epoll_flags[] = {
+	{0x1, "EPOLLIN"},
+	{0x2, "EPOLLPRI"},
+	{0x4, "EPOLLOUT"},
+	{0x8, "EPOLLERR"},
+	{0x10, "EPOLLHUP"},
+	{0x2000, "EPOLLRDHUP"},
+	{1u << 28, "EPOLLEXCLUSIVE"},
+	{1u << 29, "EPOLLWAKEUP"},
+	{1u << 30, "EPOLLONESHOT"},
+	{1u << 31, "EPOLLET"},
+	{0},
+};
+
+/* {"FLAG": calls with it per call} from a flags value -> calls map; "none" for calls
+ * without any, the bits without a name in hex. */
+static json_t *flags_json(const struct u64map *m, uint64_t calls, int nr)
+{
+	const struct flag_name *names = nr == 288   ? sock_flags
+					: nr == 233 ? epoll_flags
+						    : msg_flags;
+	json_t *o = json_object();
+	uint64_t k, v;
+	size_t i, j;
+	char buf[32];
+
+	if (!m->nr)
+		return json_null();
+	for (i = 0; u64map__next(m, &i, &k, &v);) {
+		uint32_t rest = (uint32_t)k;
+		const char *key;
+
+		if (!rest) {
+			key = "none";
+			json_object_set_new(o, key,
+					    json_real(json_number_value(json_object_get(o, key)) +
+						      (double)v / calls));
+			continue;
+		}
+		for (j = 0; names[j].name; j++) {
+			if (!(rest & names[j].bit))
+				continue;
+			rest &= ~names[j].bit;
+			key = names[j].name;
+			json_object_set_new(o, key,
+					    json_real(json_number_value(json_object_get(o, key)) +
+						      (double)v / calls));
+		}
+		if (rest) {
+			snprintf(buf, sizeof(buf), "0x%x", rest);
+			json_object_set_new(o, buf,
+					    json_real(json_number_value(json_object_get(o, buf)) +
+						      (double)v / calls));
+		}
+	}
+	return o;
+}
+
 static json_t *iov_json(const struct model_sc_stat *s)
 {
 	json_t *a = json_array();
@@ -408,7 +492,7 @@ static json_t *profile_json(const struct model *m, struct sc_sum *sum, size_t *n
 
 			json_object_set_new(o, "iov", iov_json(s));
 			json_object_set_new(o, "flags",
-					    shares_json(&sum[nr].flags, s->count, true));
+					    flags_json(&sum[nr].flags, s->count, sum[nr].nr));
 			if (s->off_n)
 				json_object_set_new(o, "offsets",
 						    json_pack("{s:I, s:I, s:f}", "min",

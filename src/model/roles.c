@@ -252,7 +252,8 @@ static void network_model(struct model *m)
 				continue;
 			any_net = true;
 			nthr++;
-			if (th->max_open_conns > 1 || th->conns > 1 + th->conns / 2)
+			/* one at a time: a cached thread may serve several in turn */
+			if (th->max_open_conns > 1)
 				per_conn = false;
 		}
 		/* One thread per connection: as many serving threads as connections open at
