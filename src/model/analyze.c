@@ -277,6 +277,15 @@ static unsigned bucket(uint64_t bytes)
 	return b;
 }
 
+void model_sizes__add(struct model_sizes *s, uint64_t bytes)
+{
+	s->hist[bucket(bytes)]++;
+	s->n++;
+	s->sum += bytes;
+	if (bytes > s->max)
+		s->max = bytes;
+}
+
 static void profile_call(struct walk *w, const struct rec *e, int nr, enum fd_kind kind)
 {
 	struct model_sc_stat *s;
@@ -521,15 +530,24 @@ static void syscall_event(struct walk *w, const struct rec *e)
 	}
 	if (ret <= 0)
 		return;
+	/* A cycle: reads that return data (the request), then writes (the response). */
 	if (is_read(nr)) {
 		c->reads++;
+		if (c->last == 2) {
+			model_sizes__add(&run->resp_bytes, c->resp_acc);
+			c->resp_acc = 0;
+		}
+		c->req_acc += (uint64_t)ret;
 		c->last = 1;
 	} else {
 		c->writes++;
 		if (c->last == 1) {
 			c->cycles++;
 			run->cycles++;
+			model_sizes__add(&run->req_bytes, c->req_acc);
+			c->req_acc = 0;
 		}
+		c->resp_acc += (uint64_t)ret;
 		c->last = 2;
 	}
 }
@@ -699,6 +717,9 @@ int model__analyze(const struct trace *t, uint32_t main_pid, struct model_run *r
 	for (i = 0; i < run->nr_conn; i++) {
 		struct model_conn *c = &run->conn[i];
 		struct model_thread *th;
+
+		if (c->last == 2) /* the last response */
+			model_sizes__add(&run->resp_bytes, c->resp_acc);
 
 		if (!c->io_tid)
 			continue;

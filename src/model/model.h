@@ -82,13 +82,23 @@ struct model_conn {
 	uint32_t io_tid;     /* the first thread that did I/O on it */
 	uint32_t other_tids; /* further threads that did */
 	uint64_t reads, writes, cycles;
-	uint8_t last; /* 1 after a read that returned data, 2 after a write */
-	bool handed;  /* I/O by a thread other than the acceptor */
+	uint64_t req_acc, resp_acc; /* bytes of the request, the response under way */
+	uint8_t last;		    /* 1 after a read that returned data, 2 after a write */
+	bool handed;		    /* I/O by a thread other than the acceptor */
 	bool nonblocking;
 };
 
-/* Syscall statistics of the network threads, summed per syscall number. */
 #define MODEL_SIZE_BUCKETS 24 /* powers of two from 1 to 8M, and more */
+
+/* A distribution of sizes in power-of-two buckets. */
+struct model_sizes {
+	uint64_t hist[MODEL_SIZE_BUCKETS];
+	uint64_t n, max;
+	double sum;
+};
+void model_sizes__add(struct model_sizes *s, uint64_t bytes);
+
+/* Syscall statistics of the network threads, summed per syscall number. */
 struct model_sc_stat {
 	uint64_t count;
 	uint64_t fd_kind[FDK_KINDS];
@@ -132,6 +142,7 @@ struct model_run {
 	size_t nr_conn, cap_conn;
 	uint32_t peak_conns;
 	uint64_t cycles; /* measured requests: request/response cycles on connections */
+	struct model_sizes req_bytes, resp_bytes; /* per cycle: read, then written */
 	uint32_t listeners;
 	bool fork_per_conn;	  /* connections handled in processes forked after accept */
 	struct model_sc_stat *sc; /* [MODEL_MAX_SYSCALL], network threads only */

@@ -166,6 +166,9 @@ static json_t *sizes_json(const uint64_t *hist, uint64_t n, double sum, uint64_t
 		json_array_append_new(h, json_pack("{s:I, s:I}", "le", (json_int_t)(1ull << b),
 						   "count", (json_int_t)hist[b]));
 	}
+	/* the buckets' upper bounds: no more than the largest seen */
+	p50 = p50 < max ? p50 : max;
+	p90 = p90 < max ? p90 : max;
 	return json_pack("{s:f, s:I, s:I, s:I, s:o}", "mean", sum / n, "p50", (json_int_t)p50,
 			 "p90", (json_int_t)p90, "max", (json_int_t)max, "hist", h);
 }
@@ -527,13 +530,38 @@ int model__write_json(const struct model *m, FILE *f)
 {
 	const struct model_netmodel *n = &m->net;
 	struct sc_sum *sum = xcalloc(MODEL_MAX_SYSCALL, sizeof(*sum));
-	json_t *doc, *profile;
+	json_t *doc, *profile, *request;
 	size_t nsc;
 	int err;
 
 	profile = profile_json(m, sum, &nsc);
 	json_error_t jerr;
 
+	{
+		struct model_sizes req = {0}, resp = {0};
+		size_t r;
+		int b;
+
+		for (r = 0; r < m->nr_runs; r++) {
+			const struct model_run *run = &m->runs[r];
+
+			for (b = 0; b < MODEL_SIZE_BUCKETS; b++) {
+				req.hist[b] += run->req_bytes.hist[b];
+				resp.hist[b] += run->resp_bytes.hist[b];
+			}
+			req.n += run->req_bytes.n;
+			resp.n += run->resp_bytes.n;
+			req.sum += run->req_bytes.sum;
+			resp.sum += run->resp_bytes.sum;
+			if (run->req_bytes.max > req.max)
+				req.max = run->req_bytes.max;
+			if (run->resp_bytes.max > resp.max)
+				resp.max = run->resp_bytes.max;
+		}
+		request = json_pack("{s:o, s:o}", "request_bytes",
+				    sizes_json(req.hist, req.n, req.sum, req.max), "response_bytes",
+				    sizes_json(resp.hist, resp.n, resp.sum, resp.max));
+	}
 	doc = json_pack_ex(
 		&jerr, 0,
 		"{s:s, s:i, s:s, s:I, "
@@ -543,7 +571,7 @@ int model__write_json(const struct model *m, FILE *f)
 		"s:{s:s, s:s, s:f, s:I, s:I}, "
 		"s:{s:b, s:b, s:b, s:b, s:b, s:I, s:I}, "
 		"s:{s:s, s:s, s:o, s:o, s:b, s:s, s:f, s:s, s:I, s:n, s:b, s:o}, "
-		"s:o, s:[]}",
+		"s:o, s:o, s:[]}",
 		"schema", "srvscope-model", "version", 1, "generator", SRVSCOPE_MODEL_GENERATOR,
 		"created_realtime_s", (json_int_t)time(NULL), "target", "pid", (json_int_t)m->pid,
 		"comm", m->comm, "exe", m->exe[0] ? json_string(m->exe) : json_null(), "title",
@@ -563,7 +591,8 @@ int model__write_json(const struct model *m, FILE *f)
 		pool_json(n->network_pool, n->network_per_conn), "multi_process", n->multi_process,
 		"per_connection", n->per_connection, "handoff_share", n->handoff_share, "handoff",
 		n->handoff, "listeners", (json_int_t)n->listeners, "reuseport", "epoll_exclusive",
-		n->epoll_exclusive, "roles", roles_json(m), "syscall_profile", profile, "files");
+		n->epoll_exclusive, "roles", roles_json(m), "request", request, "syscall_profile",
+		profile, "files");
 	free_sums(sum);
 	if (!doc) {
 		error("model JSON: %s", jerr.text);
