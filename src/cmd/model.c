@@ -142,7 +142,7 @@ static void target_info(struct model *m, pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	n = readlink(path, m->exe, sizeof(m->exe) - 1);
 	m->exe[n > 0 ? n : 0] = '\0';
-	if (proc__title(pid, m->title, sizeof(m->title)))
+	if (proc__title(pid, m->title, sizeof(m->title)) < 0)
 		m->title[0] = '\0';
 }
 
@@ -364,6 +364,21 @@ int cmd_model(int argc, char **argv)
 			       1;
 	}
 	target_info(&m, (pid_t)pid);
+	m.nr_listen = model__listeners((pid_t)pid, m.listen, ARRAY_SIZE(m.listen));
+	if (client) {
+		size_t i;
+
+		for (i = 0; i < m.nr_listen && m.listen[i].port != target.port; i++)
+			;
+		if (i == m.nr_listen) {
+			error("pid %ld (%s) does not listen on TCP port %u (%s): nothing would "
+			      "reach it",
+			      pid, m.comm, target.port,
+			      m.nr_listen ? "see 'ss -ltnp'" : "it listens on no TCP port");
+			ret = 1;
+			goto out_dir;
+		}
+	}
 	m.url = client;
 	m.command = load_cmd;
 	m.protocol = !client			      ? "command"
@@ -468,6 +483,7 @@ int cmd_model(int argc, char **argv)
 	}
 	free(traces);
 	model__free(&m);
+out_dir:
 	if (!keep) {
 		char path[PATH_MAX + 32];
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "model/listen.h"
 #include "trace/u64map.h"
 
 struct trace;
@@ -220,6 +221,8 @@ struct model {
 	char exe[512];
 	char title[512];
 	const char *protocol, *url, *command;
+	struct model_listen listen[16];
+	size_t nr_listen;
 	const struct trace **traces; /* per run, for naming frames; may be NULL */
 };
 

@@ -530,7 +530,8 @@ int model__write_json(const struct model *m, FILE *f)
 {
 	const struct model_netmodel *n = &m->net;
 	struct sc_sum *sum = xcalloc(MODEL_MAX_SYSCALL, sizeof(*sum));
-	json_t *doc, *profile, *request;
+	json_t *doc, *profile, *request, *listen;
+	size_t i;
 	size_t nsc;
 	int err;
 
@@ -562,10 +563,16 @@ int model__write_json(const struct model *m, FILE *f)
 				    sizes_json(req.hist, req.n, req.sum, req.max), "response_bytes",
 				    sizes_json(resp.hist, resp.n, resp.sum, resp.max));
 	}
+	listen = json_array();
+	for (i = 0; i < m->nr_listen; i++)
+		json_array_append_new(listen,
+				      json_pack("{s:s, s:s, s:i}", "proto",
+						m->listen[i].v6 ? "tcp6" : "tcp", "addr",
+						m->listen[i].addr, "port", (int)m->listen[i].port));
 	doc = json_pack_ex(
 		&jerr, 0,
 		"{s:s, s:i, s:s, s:I, "
-		"s:{s:I, s:s, s:o, s:o, s:[]}, "
+		"s:{s:I, s:s, s:o, s:o, s:o}, "
 		"s:{s:o, s:o, s:o}, "
 		"s:o, s:[], s:o, s:o, "
 		"s:{s:s, s:s, s:f, s:I, s:I}, "
@@ -575,8 +582,8 @@ int model__write_json(const struct model *m, FILE *f)
 		"schema", "srvscope-model", "version", 1, "generator", SRVSCOPE_MODEL_GENERATOR,
 		"created_realtime_s", (json_int_t)time(NULL), "target", "pid", (json_int_t)m->pid,
 		"comm", m->comm, "exe", m->exe[0] ? json_string(m->exe) : json_null(), "title",
-		m->title[0] ? json_string(m->title) : json_null(), "listen", "load", "protocol",
-		m->protocol ? json_string(m->protocol) : json_null(), "url",
+		m->title[0] ? json_string(m->title) : json_null(), "listen", listen, "load",
+		"protocol", m->protocol ? json_string(m->protocol) : json_null(), "url",
 		m->url ? json_string(m->url) : json_null(), "command",
 		m->command ? json_string(m->command) : json_null(), "runs", runs_json(m),
 		"processes", "threads", threads_json(m), "clusters", clusters_json(m), "clustering",
