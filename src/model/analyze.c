@@ -147,6 +147,8 @@ struct walk {
 	uint64_t next_conn;
 	const struct trace *t;
 	struct u64map pending; /* tid -> index + 1 of its last REC_SYSCALL_ARGS */
+	struct u64map phase;   /* profile pass: conn index + 1 -> 1 after a read, 2 after a write */
+	struct model_cycle *seqs; /* profile pass: per connection, its cycle under way */
 	bool profile;
 	uint32_t open_conns;
 };
@@ -409,6 +411,137 @@ static void profile_args(struct model_sc_stat *s, int nr, const struct rec *a)
 	}
 }
 
+static bool is_wait(int nr)
+{
+	enum wait_kind k = wait_of(nr);
+
+	return k == WK_EPOLL || k == WK_POLL || k == WK_SELECT || k == WK_URING;
+}
+
+/* A connection's cycle is over: counted among the distinct sequences. */
+static void end_seq(struct model_run *run, struct model_cycle *c)
+{
+	uint64_t h = FNV1A_INIT, *slot;
+	bool created;
+	unsigned i;
+
+	if (!c->len)
+		return;
+	for (i = 0; i < c->len; i++) {
+		h = fnv1a(&c->steps[i].nr, sizeof(c->steps[i].nr), h);
+		h = fnv1a(&c->steps[i].kind, 2, h); /* kind and ret */
+	}
+	run->seqs_seen++;
+	slot = u64map__slot(&run->seq_idx, h, &created);
+	if (created) {
+		xgrow((void **)&run->seqs, &run->cap_seqs, run->nr_seqs + 1, sizeof(*run->seqs));
+		run->seqs[run->nr_seqs] = *c;
+		run->seqs[run->nr_seqs].count = 0;
+		*slot = ++run->nr_seqs;
+	}
+	run->seqs[*slot - 1].count++;
+	c->len = 0;
+}
+
+static void thread_drop_seq(struct model_thread *th, uint32_t idx1)
+{
+	unsigned i;
+
+	for (i = 0; i < th->nr_open_seq; i++)
+		if (th->open_seq[i] == idx1) {
+			memmove(&th->open_seq[i], &th->open_seq[i + 1],
+				(th->nr_open_seq - i - 1) * sizeof(th->open_seq[0]));
+			th->nr_open_seq--;
+			return;
+		}
+}
+
+/* idx1 (a connection's index + 1) becomes the thread's first open sequence. */
+static void thread_touch_seq(struct walk *w, struct model_thread *th, uint32_t idx1)
+{
+	thread_drop_seq(th, idx1);
+	if (th->nr_open_seq == ARRAY_SIZE(th->open_seq)) /* the oldest ends */
+		end_seq(w->run, &w->seqs[th->open_seq[--th->nr_open_seq] - 1]);
+	memmove(&th->open_seq[1], &th->open_seq[0], th->nr_open_seq * sizeof(th->open_seq[0]));
+	th->open_seq[0] = idx1;
+	th->nr_open_seq++;
+}
+
+static void append_step(struct walk *w, struct model_thread *th, uint32_t idx1,
+			const struct model_step *st)
+{
+	struct model_cycle *c = &w->seqs[idx1 - 1];
+
+	c->steps[c->len++] = *st;
+	if (c->len == MODEL_CYCLE_MAX) {
+		end_seq(w->run, c);
+		thread_drop_seq(th, idx1);
+	}
+}
+
+/* Profile pass: a request's cycle is the syscalls of a network thread on its connection,
+ * from the read that starts the request, to the thread's next wait (which ends every
+ * cycle under way in it: an event loop serves several connections between waits).
+ * Syscalls on no connection go to the cycle the thread touched last. */
+static void track_seq(struct walk *w, struct model_thread *th, const struct rec *e,
+		      const struct rec *a, enum fd_kind kind)
+{
+	int nr = (int)e->h.aux;
+	struct model_conn *c = conn_at(w, e->h.pid, (int64_t)e->sc.args[0]);
+	uint32_t idx1 = c ? (uint32_t)(c - w->run->conn) + 1 : 0;
+	struct model_step st = {0};
+	bool started = false;
+	unsigned i;
+
+	if (c && (is_read(nr) || is_write(nr)) && e->sc.ret > 0) {
+		uint64_t *ph = u64map__slot(&w->phase, idx1, NULL);
+
+		if (is_read(nr) && *ph != 1) { /* a new request */
+			end_seq(w->run, &w->seqs[idx1 - 1]);
+			thread_touch_seq(w, th, idx1);
+			started = true;
+		}
+		*ph = is_read(nr) ? 1 : 2;
+	}
+	st.nr = (int16_t)nr;
+	st.kind = syscall__has_fd(nr) ? (uint8_t)kind : FDK_OTHER;
+	st.ret = e->sc.ret == -EAGAIN ? 1 : e->sc.ret < 0 && e->sc.ret > -4096 ? 2 : 0;
+	if (is_read(nr) && nr != NR_READV && nr != NR_RECVMSG)
+		st.bytes = (uint32_t)e->sc.args[2]; /* asked for */
+	else if ((is_read(nr) || is_write(nr)) && e->sc.ret > 0)
+		st.bytes = (uint32_t)e->sc.ret;
+	st.maxevents = st.timeout_ms = -2;
+	if (wait_of(nr) == WK_EPOLL) {
+		st.maxevents = (int32_t)e->sc.args[2];
+		if (a)
+			st.timeout_ms = (int32_t)a->sa.arg3;
+	} else if (nr == NR_POLL) {
+		st.timeout_ms = (int32_t)e->sc.args[2];
+	}
+	if (a && (nr == NR_READV || nr == NR_WRITEV || nr == NR_SENDMSG || nr == NR_RECVMSG)) {
+		st.iov_n = a->sa.nr_vals;
+		for (i = 0; i < 4 && i < a->sa.nr_vals; i++)
+			st.iov[i] = a->sa.vals[i];
+	}
+	if (is_wait(nr)) {
+		for (i = 0; i < th->nr_open_seq; i++) {
+			struct model_cycle *sc = &w->seqs[th->open_seq[i] - 1];
+
+			if (sc->len < MODEL_CYCLE_MAX)
+				sc->steps[sc->len++] = st;
+			end_seq(w->run, sc);
+		}
+		th->nr_open_seq = 0;
+		return;
+	}
+	if (c && (started || w->seqs[idx1 - 1].len)) {
+		append_step(w, th, idx1, &st);
+		return;
+	}
+	if (!c && th->nr_open_seq)
+		append_step(w, th, th->open_seq[0], &st);
+}
+
 static void syscall_event(struct walk *w, const struct rec *e)
 {
 	struct model_run *run = w->run;
@@ -425,6 +558,7 @@ static void syscall_event(struct walk *w, const struct rec *e)
 		profile_call(w, e, nr, kind);
 		if (a && nr >= 0 && nr < MODEL_MAX_SYSCALL)
 			profile_args(&run->sc[nr], nr, a);
+		track_seq(w, th, e, a, kind);
 	}
 	if (a && nr == NR_EPOLL_CTL && a->sa.nr_vals && (a->sa.vals[0] & (1u << 28)) &&
 	    u64map__get(&w->lsn, fdkey(e->h.pid, e->sc.args[2]), NULL))
@@ -683,6 +817,8 @@ static void walk_free(struct walk *w)
 	u64map__free(&w->open_by_thr);
 	u64map__free(&w->ever);
 	u64map__free(&w->pending);
+	u64map__free(&w->phase);
+	free(w->seqs);
 }
 
 static uint32_t first_target(const struct trace *t)
@@ -745,6 +881,7 @@ int model__analyze(const struct trace *t, uint32_t main_pid, struct model_run *r
 	/* Second pass: the network threads' syscalls. */
 	walk_free(&w);
 	w = (struct walk){.run = run, .t = t, .profile = true};
+	w.seqs = xcalloc(run->nr_conn ? run->nr_conn : 1, sizeof(*w.seqs));
 	walk_events(t, &w);
 	walk_free(&w);
 	for (i = 0; i < run->nr_thr; i++)
@@ -767,6 +904,8 @@ void model_run__free(struct model_run *run)
 	free(run->thr);
 	u64map__free(&run->thr_idx);
 	free(run->conn);
+	free(run->seqs);
+	u64map__free(&run->seq_idx);
 	if (run->sc)
 		for (i = 0; i < MODEL_MAX_SYSCALL; i++) {
 			u64map__free(&run->sc[i].arg_vals);

@@ -54,6 +54,23 @@ struct model_stack {
 	bool on_cpu;
 };
 
+/* One syscall of a request's cycle (what the clone replays). */
+#define MODEL_CYCLE_MAX 16
+struct model_step {
+	int16_t nr;
+	uint8_t kind; /* enum fd_kind, for calls that take an fd */
+	uint8_t ret;  /* 0 ok, 1 EAGAIN, 2 another error */
+	uint32_t bytes;
+	int32_t maxevents, timeout_ms; /* epoll_wait/poll; -2: not known */
+	uint32_t iov_n, iov[4];
+};
+
+struct model_cycle {
+	struct model_step steps[MODEL_CYCLE_MAX];
+	unsigned len;
+	uint64_t count;
+};
+
 struct model_thread {
 	uint32_t tid, pid;
 	char comm[16];
@@ -70,6 +87,10 @@ struct model_thread {
 	struct model_stack *stacks;
 	size_t nr_stacks, cap_stacks;
 	struct u64map stack_idx;
+	/* Profile pass: connections whose request cycle is under way in this thread (index
+	 * + 1), the last one it touched first. */
+	uint32_t open_seq[8];
+	unsigned nr_open_seq;
 	int cluster; /* -1 until clustered */
 	bool network, acceptor;
 };
@@ -144,6 +165,10 @@ struct model_run {
 	uint32_t peak_conns;
 	uint64_t cycles; /* measured requests: request/response cycles on connections */
 	struct model_sizes req_bytes, resp_bytes; /* per cycle: read, then written */
+	struct model_cycle *seqs; /* distinct syscall sequences of a cycle, network threads */
+	size_t nr_seqs, cap_seqs;
+	struct u64map seq_idx;
+	uint64_t seqs_seen;
 	uint32_t listeners;
 	bool fork_per_conn;	  /* connections handled in processes forked after accept */
 	struct model_sc_stat *sc; /* [MODEL_MAX_SYSCALL], network threads only */

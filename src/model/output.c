@@ -514,6 +514,74 @@ static json_t *profile_json(const struct model *m, struct sc_sum *sum, size_t *n
 			 (json_int_t)unknown, "syscalls", a);
 }
 
+static uint64_t cycle_key(const struct model_cycle *c)
+{
+	uint64_t h = FNV1A_INIT;
+	unsigned i;
+
+	for (i = 0; i < c->len; i++) {
+		h = fnv1a(&c->steps[i].nr, sizeof(c->steps[i].nr), h);
+		h = fnv1a(&c->steps[i].kind, 2, h);
+	}
+	return h;
+}
+
+/* The commonest syscall sequence of a request over every run, and its share. */
+static void cycle_json(const struct model *m, json_t *profile)
+{
+	const struct model_cycle *best = NULL;
+	struct u64map counts = {0};
+	uint64_t total = 0, best_n = 0;
+	json_t *a = json_array();
+	size_t r, i;
+	unsigned j, k;
+	char buf[32];
+
+	for (r = 0; r < m->nr_runs; r++) {
+		total += m->runs[r].seqs_seen;
+		for (i = 0; i < m->runs[r].nr_seqs; i++) {
+			const struct model_cycle *c = &m->runs[r].seqs[i];
+			uint64_t *n = u64map__slot(&counts, cycle_key(c), NULL);
+
+			*n += c->count;
+			if (*n > best_n) {
+				best_n = *n;
+				best = c;
+			}
+		}
+	}
+	u64map__free(&counts);
+	for (j = 0; best && j < best->len; j++) {
+		const struct model_step *st = &best->steps[j];
+		json_t *o = json_pack("{s:s}", "syscall", syscall__name(st->nr, buf, sizeof(buf)));
+
+		if (syscall__has_fd(st->nr))
+			json_object_set_new(o, "fd_kind",
+					    json_string(model__fd_kind_name(st->kind)));
+		if (st->bytes)
+			json_object_set_new(o, "bytes", json_integer(st->bytes));
+		json_object_set_new(o, "ret",
+				    json_string(st->ret == 1 ? "EAGAIN"
+						: st->ret    ? "error"
+							     : "ok"));
+		if (st->iov_n) {
+			json_t *l = json_array();
+
+			for (k = 0; k < st->iov_n && k < 4; k++)
+				json_array_append_new(l, json_integer(st->iov[k]));
+			json_object_set_new(o, "iov", l);
+		}
+		if (st->maxevents != -2)
+			json_object_set_new(o, "maxevents", json_integer(st->maxevents));
+		if (st->timeout_ms != -2)
+			json_object_set_new(o, "timeout_ms", json_integer(st->timeout_ms));
+		json_array_append_new(a, o);
+	}
+	json_object_set_new(profile, "cycle", a);
+	json_object_set_new(profile, "cycle_share",
+			    total ? json_real((double)best_n / total) : json_null());
+}
+
 static void free_sums(struct sc_sum *sum)
 {
 	int i;
@@ -536,6 +604,7 @@ int model__write_json(const struct model *m, FILE *f)
 	int err;
 
 	profile = profile_json(m, sum, &nsc);
+	cycle_json(m, profile);
 	json_error_t jerr;
 
 	{
