@@ -8,6 +8,7 @@
 
 #include "model/model.h"
 #include "trace/syscalls.h"
+#include "trace/trace.h"
 #include "util/util.h"
 
 #define SRVSCOPE_MODEL_GENERATOR "srvscope 0.1 model"
@@ -20,6 +21,18 @@ static json_t *num_or_null(double v, bool known)
 static json_t *pool_json(unsigned n, bool per_conn)
 {
 	return per_conn ? json_string("per-connection") : json_integer(n);
+}
+
+static size_t distinct_pids(const struct model_run *run)
+{
+	struct u64map pids = {0};
+	size_t i, n;
+
+	for (i = 0; i < run->nr_thr; i++)
+		u64map__put(&pids, run->thr[i].pid, 1);
+	n = pids.nr;
+	u64map__free(&pids);
+	return n;
 }
 
 static json_t *runs_json(const struct model *m)
@@ -48,9 +61,51 @@ static json_t *runs_json(const struct model *m)
 				     "throughput_rps", dur > 0 ? run->cycles / dur : 0.0,
 				     "latency_us", lat, "errors", (json_int_t)run->errors,
 				     "threads", (json_int_t)run->nr_thr, "processes",
-				     (json_int_t)(run->procs_seen + 1), "trace",
+				     (json_int_t)distinct_pids(run), "trace",
 				     run->trace_path ? json_string(run->trace_path) : json_null()));
 	}
+	return a;
+}
+
+/* Every process seen: the last run that saw it names it. */
+static json_t *processes_json(const struct model *m)
+{
+	json_t *a = json_array();
+	struct u64map seen = {0};
+	size_t r, i, j;
+
+	for (r = m->nr_runs; r-- > 0;) {
+		const struct model_run *run = &m->runs[r];
+
+		for (i = 0; i < run->nr_thr; i++) {
+			const struct model_thread *th = &run->thr[i];
+			json_t *tids = json_array();
+			char title[512];
+			uint64_t ppid;
+			bool created;
+
+			u64map__slot(&seen, th->pid, &created);
+			if (!created)
+				continue;
+			for (j = 0; j < run->nr_thr; j++)
+				if (run->thr[j].pid == th->pid)
+					json_array_append_new(tids, json_integer(run->thr[j].tid));
+			json_array_append_new(
+				a, json_pack("{s:I, s:o, s:s, s:o, s:o}", "pid",
+					     (json_int_t)th->pid, "ppid",
+					     u64map__get(&run->procs, th->pid, &ppid)
+						     ? json_integer((json_int_t)ppid)
+						     : json_null(),
+					     "comm", th->comm, "title",
+					     m->traces && m->traces[r] &&
+							     trace__title(m->traces[r], th->pid,
+									  title, sizeof(title))
+						     ? json_string(title)
+						     : json_null(),
+					     "threads", tids));
+		}
+	}
+	u64map__free(&seen);
 	return a;
 }
 
@@ -643,7 +698,7 @@ int model__write_json(const struct model *m, FILE *f)
 		"{s:s, s:i, s:s, s:I, "
 		"s:{s:I, s:s, s:o, s:o, s:o}, "
 		"s:{s:o, s:o, s:o}, "
-		"s:o, s:[], s:o, s:o, "
+		"s:o, s:o, s:o, s:o, "
 		"s:{s:s, s:s, s:f, s:I, s:I}, "
 		"s:{s:b, s:b, s:b, s:b, s:b, s:I, s:I}, "
 		"s:{s:s, s:s, s:o, s:o, s:b, s:s, s:f, s:s, s:I, s:n, s:b, s:o}, "
@@ -655,15 +710,16 @@ int model__write_json(const struct model *m, FILE *f)
 		"protocol", m->protocol ? json_string(m->protocol) : json_null(), "url",
 		m->url ? json_string(m->url) : json_null(), "command",
 		m->command ? json_string(m->command) : json_null(), "runs", runs_json(m),
-		"processes", "threads", threads_json(m), "clusters", clusters_json(m), "clustering",
-		"distance", "weighted-tree-edit", "linkage", "average", "threshold", m->threshold,
-		"threads", (json_int_t)0, "distinct_trees", (json_int_t)m->distinct_trees,
-		"network_model_characteristics", "accept_dispatch", n->accept_dispatch,
-		"network_dispatch", n->network_dispatch, "network_epoll", n->network_epoll,
-		"nonblocking", n->nonblocking, "blocking", n->blocking, "accept_thread_pool_size",
-		(json_int_t)n->accept_pool, "network_thread_pool_size", (json_int_t)n->network_pool,
-		"network_model", "network_io", n->network_io, "accept_io", n->accept_io,
-		"accept_pool", pool_json(n->accept_pool, n->accept_per_conn), "network_pool",
+		"processes", processes_json(m), "threads", threads_json(m), "clusters",
+		clusters_json(m), "clustering", "distance", "weighted-tree-edit", "linkage",
+		"average", "threshold", m->threshold, "threads", (json_int_t)0, "distinct_trees",
+		(json_int_t)m->distinct_trees, "network_model_characteristics", "accept_dispatch",
+		n->accept_dispatch, "network_dispatch", n->network_dispatch, "network_epoll",
+		n->network_epoll, "nonblocking", n->nonblocking, "blocking", n->blocking,
+		"accept_thread_pool_size", (json_int_t)n->accept_pool, "network_thread_pool_size",
+		(json_int_t)n->network_pool, "network_model", "network_io", n->network_io,
+		"accept_io", n->accept_io, "accept_pool",
+		pool_json(n->accept_pool, n->accept_per_conn), "network_pool",
 		pool_json(n->network_pool, n->network_per_conn), "multi_process", n->multi_process,
 		"per_connection", n->per_connection, "handoff_share", n->handoff_share, "handoff",
 		n->handoff, "listeners", (json_int_t)n->listeners, "reuseport", "epoll_exclusive",

@@ -130,6 +130,24 @@ static void describe_cluster(struct model *m, struct model_cluster *c, uint64_t 
 			}
 		}
 	c->processes = (unsigned)pids.nr;
+	/* Grows with the connections: bigger in a run with more of them, never smaller. */
+	if (m->nr_runs > 1) {
+		bool grew = false, shrank = false;
+
+		for (i = 1; i < m->nr_runs; i++)
+			for (j = 0; j < i; j++) {
+				const struct model_run *a = &m->runs[j], *b = &m->runs[i];
+				int dc = (b->conns > a->conns) - (b->conns < a->conns);
+				int ds = (c->size_per_run[i] > c->size_per_run[j]) -
+					 (c->size_per_run[i] < c->size_per_run[j]);
+
+				if (dc && ds == dc)
+					grew = true;
+				else if (dc && ds == -dc)
+					shrank = true;
+			}
+		c->grows_with_conns = grew && !shrank;
+	}
 	c->on_cpu_share = total_on ? (double)on / total_on : 0;
 	c->wait = main_wait(wait_ns, NULL, &c->wait_share);
 	c->roles[ROLE_MAIN] = any_main;
