@@ -79,14 +79,15 @@ static json_t *processes_json(const struct model *m)
 
 		for (i = 0; i < run->nr_thr; i++) {
 			const struct model_thread *th = &run->thr[i];
-			json_t *tids = json_array();
 			char title[512];
 			uint64_t ppid;
 			bool created;
+			json_t *tids;
 
 			u64map__slot(&seen, th->pid, &created);
 			if (!created)
 				continue;
+			tids = json_array();
 			for (j = 0; j < run->nr_thr; j++)
 				if (run->thr[j].pid == th->pid)
 					json_array_append_new(tids, json_integer(run->thr[j].tid));
@@ -204,12 +205,13 @@ static json_t *roles_json(const struct model *m)
 /* A size distribution from power-of-two buckets: mean, bucketed p50/p90, max. */
 static json_t *sizes_json(const uint64_t *hist, uint64_t n, double sum, uint64_t max)
 {
-	json_t *h = json_array();
 	uint64_t acc = 0, p50 = 0, p90 = 0;
+	json_t *h;
 	int b;
 
 	if (!n)
 		return json_null();
+	h = json_array();
 	for (b = 0; b < MODEL_SIZE_BUCKETS; b++) {
 		if (!hist[b])
 			continue;
@@ -359,13 +361,14 @@ static int by_val_desc(const void *a, const void *b)
  * ints, or hex) and "other" for the rest. */
 static json_t *shares_json(const struct u64map *m, uint64_t calls, bool hex)
 {
-	json_t *o = json_object();
 	uint64_t k, v, *kv, rest = 0;
 	size_t i, n = 0;
 	char buf[32];
+	json_t *o;
 
 	if (!m->nr)
 		return json_null();
+	o = json_object();
 	kv = xcalloc(m->nr, 2 * sizeof(*kv));
 	for (i = 0; u64map__next(m, &i, &k, &v); n++) {
 		kv[2 * n] = k;
@@ -436,13 +439,14 @@ static json_t *flags_json(const struct u64map *m, uint64_t calls, int nr)
 	const struct flag_name *names = nr == 288   ? sock_flags
 					: nr == 233 ? epoll_flags
 						    : msg_flags;
-	json_t *o = json_object();
 	uint64_t k, v;
 	size_t i, j;
 	char buf[32];
+	json_t *o;
 
 	if (!m->nr)
 		return json_null();
+	o = json_object();
 	for (i = 0; u64map__next(m, &i, &k, &v);) {
 		uint32_t rest = (uint32_t)k;
 		const char *key;
@@ -475,11 +479,12 @@ static json_t *flags_json(const struct u64map *m, uint64_t calls, int nr)
 
 static json_t *iov_json(const struct model_sc_stat *s)
 {
-	json_t *a = json_array();
+	json_t *a;
 	size_t i, j;
 
 	if (!s->iov_n)
 		return json_null();
+	a = json_array();
 	for (i = 0; i < ARRAY_SIZE(s->iov) && s->iov[i].count; i++) {
 		json_t *l = json_array();
 
@@ -702,7 +707,7 @@ int model__write_json(const struct model *m, FILE *f)
 		"s:{s:s, s:s, s:f, s:I, s:I}, "
 		"s:{s:b, s:b, s:b, s:b, s:b, s:I, s:I}, "
 		"s:{s:s, s:s, s:o, s:o, s:b, s:s, s:f, s:s, s:I, s:n, s:b, s:o}, "
-		"s:o, s:o, s:[]}",
+		"s:o, s:o, s:o}",
 		"schema", "srvscope-model", "version", 1, "generator", SRVSCOPE_MODEL_GENERATOR,
 		"created_realtime_s", (json_int_t)time(NULL), "target", "pid", (json_int_t)m->pid,
 		"comm", m->comm, "exe", m->exe[0] ? json_string(m->exe) : json_null(), "title",
@@ -724,7 +729,7 @@ int model__write_json(const struct model *m, FILE *f)
 		"per_connection", n->per_connection, "handoff_share", n->handoff_share, "handoff",
 		n->handoff, "listeners", (json_int_t)n->listeners, "reuseport", "epoll_exclusive",
 		n->epoll_exclusive, "roles", roles_json(m), "request", request, "syscall_profile",
-		profile, "files");
+		profile, "files", json_array());
 	free_sums(sum);
 	if (!doc) {
 		error("model JSON: %s", jerr.text);
