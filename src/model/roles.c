@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/frames.h"
 #include "model/group.h"
 #include "model/model.h"
 #include "trace/symbols.h"
@@ -38,10 +39,10 @@ static void name_stack(const struct model *m, struct model_cluster *c)
 	const struct model_stack *best = NULL;
 	const struct model_thread *bt = NULL;
 	unsigned best_run = 0;
+	const char *frames[MODEL_MAX_FRAMES];
 	const struct trace *t;
 	struct trace_symbols *sym;
-	const struct trace_stack *us, *ks;
-	size_t i, j, cap = 0;
+	size_t i, j, n;
 
 	for (i = 0; i < c->nr_items; i++) {
 		const struct model_thread *th = item_thr(m, &c->items[i]);
@@ -58,21 +59,12 @@ static void name_stack(const struct model *m, struct model_cluster *c)
 	sym = trace_symbols__new(t);
 	if (!sym)
 		return;
-	us = best->ustack ? trace__stack(t, best->ustack) : NULL;
-	ks = best->kstack ? trace__stack(t, best->kstack) : NULL;
-	for (i = us ? us->nr : 0; i-- > 0;) {
-		xgrow((void **)&c->stack, &cap, c->stack_len + 1, sizeof(*c->stack));
-		c->stack[c->stack_len++] = xstrdup(
-			trace_symbols__user(sym, bt->pid, m->runs[best_run].start_ns, us->ips[i]));
-	}
-	for (i = ks ? ks->nr : 0; i-- > 0;) {
-		const char *n = trace_symbols__kernel(sym, ks->ips[i]);
-
-		if (trace_symbols__is_tracing(n))
-			break; /* the tracing machinery at the top: the rest is ours */
-		xgrow((void **)&c->stack, &cap, c->stack_len + 1, sizeof(*c->stack));
-		c->stack[c->stack_len++] = xstrdup(n);
-	}
+	n = model__frames(t, sym, bt->pid, m->runs[best_run].start_ns, best->ustack, best->kstack,
+			  frames, MODEL_MAX_FRAMES);
+	c->stack = xcalloc(n ? n : 1, sizeof(*c->stack));
+	for (i = 0; i < n; i++)
+		c->stack[i] = xstrdup(frames[i]);
+	c->stack_len = n;
 	trace_symbols__delete(sym);
 }
 
