@@ -24,6 +24,7 @@ CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 $(WARN) -pthread
 LIBS     := -lbpf -lunwind-x86_64 -lunwind -ldw -lelf -ljansson -lncursesw -ltinfo \
 	    -liberty -lzstd -lz -llzma -lbz2 -lpthread -ldl
+LIBS     += -lm
 
 SRCS     := $(shell find src -name '*.c' ! -name '*.bpf.c' | sort)
 OBJS     := $(SRCS:%.c=$(BUILD)/%.o)

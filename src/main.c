@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{"flame", cmd_flame, "off-CPU, wake-up and on-CPU flame graphs from a trace file"},
 	{"timeline", cmd_timeline,
 	 "each thread's running, runnable and blocked time, for Perfetto"},
+	{"load", cmd_load, "open-loop load on a memcached, redis or HTTP server, with latencies"},
 	{"model", cmd_model, "what a server is: thread roles, network model, syscalls per request"},
 };
 

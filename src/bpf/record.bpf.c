@@ -100,12 +100,51 @@ struct {
 	__type(value, struct rec_ustack_check);
 } ustack_checks SEC(".maps");
 
-/* Kernel frames compared before a kernel stack is reused, at a place where the kernel
- * stack was seen to change: one syscall blocks at several kernel places (fsync: waiting
- * for writeback, then for the flush), which its arguments do not tell apart. The walk of
- * these frames costs about what the whole stack does (half a microsecond): it is made
- * only where needed, the other places stay cheap. */
-#define KPREFIX 12
+/* A kernel stack is reused only where its return addresses are all still in place. The
+ * kernel stack above a tracepoint's arguments holds the return address of every frame of
+ * the path that led there, each at an offset from them that is the same each time the
+ * same path is taken (the random offset of CONFIG_RANDOMIZE_KSTACK_OFFSET lies above them
+ * all but the syscall entry's two frames, which are not checked). When a stack is taken,
+ * the offsets of its return addresses are found once; a reuse reads those words again and
+ * compares them: a cheap read where a walk costs half a microsecond, and exact where
+ * arguments and user registers do not tell kernel paths apart (fsync waits for writeback,
+ * then for the flush). On an interrupt stack, the path goes on on the task stack below
+ * it (a softirq run as a sender's syscall enables them, an interrupt's entry): those
+ * frames are found above the stack pointer the switch saved at the top of the interrupt
+ * stack. */
+#define KCHECK	   32	  /* return addresses kept per stack (a power of two) */
+#define KSPAN	   4096	  /* bytes of each stack that are read, at most */
+#define KOFF_BELOW 0x8000 /* koff: on the stack below the interrupt stack */
+
+struct kcheck {
+	__u32 kn;	    /* return addresses in koff/kret; 0: the stack cannot be checked */
+	__u16 span[2];	    /* bytes of each stack (this one, the one below) that hold them */
+	__u16 koff[KCHECK]; /* their offsets above the tracepoint's arguments, or KOFF_BELOW
+			     * and their offset above the saved stack pointer */
+	__u64 kret[KCHECK];
+};
+
+/* Kernel stack words read at once, per CPU: entry 0 above the tracepoint's arguments,
+ * entry 1 the stack below an interrupt stack. */
+struct kwords {
+	__u64 w[KSPAN / 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct kwords);
+} kstack_words SEC(".maps");
+
+/* The end of this CPU's interrupt stack, once found. Its top word holds the stack pointer
+ * of the stack it was entered from (x86's call_on_irqstack saves it there). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} irq_stack_end SEC(".maps");
 
 /* Stacks last taken at one place in a task, and where that was. */
 struct stack_cache {
@@ -116,9 +155,7 @@ struct stack_cache {
 	 * (CONFIG_RANDOMIZE_KSTACK_OFFSET). */
 	__u64 args[3];
 	__u64 kstack, ustack;
-	__u32 knr;     /* frames in kips: the first of kstack (after this program's) */
-	__u32 kvaries; /* a refresh found another kernel stack here: compare kips first */
-	__u64 kips[KPREFIX];
+	struct kcheck kc; /* what makes kstack right here */
 };
 
 /* Places kept per task and role: a server thread commonly blocks at two places in turn
@@ -147,6 +184,7 @@ struct {
 #define IRQ_CACHE 64
 struct irq_kstack_cache {
 	__u64 ts, kstack;
+	struct kcheck kc;
 };
 
 struct {
@@ -498,37 +536,207 @@ static __always_inline int ustack_unchanged(struct task_struct *t, __u64 dump_id
 	return w.h == k->hash;
 }
 
-/* Keeps the first frames of the kernel stack just taken (in slot 0 of stack_scratch). */
-static __always_inline void keep_kernel_prefix(struct stack_cache *c, __u64 kstack)
+/* Reads len bytes of kernel stack from addr up into this CPU's kstack_words entry which;
+ * NULL when they cannot be read. */
+static __always_inline const struct kwords *read_kwords(__u32 which, __u64 addr, __u64 len)
 {
-	__u32 zero = 0;
-	struct rec_stack *s = bpf_map_lookup_elem(&stack_scratch, &zero);
+	struct kwords *k = bpf_map_lookup_elem(&kstack_words, &which);
 
-	c->knr = 0;
-	if (!s || !kstack || !s->nr)
-		return;
-	c->knr = s->nr - 1 < KPREFIX ? s->nr - 1 : KPREFIX;
-	__builtin_memcpy(c->kips, s->ips + 1, sizeof(c->kips));
+	if (!k || !len || len > KSPAN)
+		return NULL;
+	/* Keeps the bound on the register passed (the test above may be made on a copy). */
+	barrier_var(len);
+	if (len > KSPAN)
+		return NULL;
+	if (bpf_probe_read_kernel(k->w, len, (const void *)addr))
+		return NULL;
+	return k;
 }
 
-/* Whether the current kernel stack begins with the frames kept in c. */
-static __always_inline bool kernel_prefix_same(void *ctx, const struct stack_cache *c)
+/* The kernel stacks a tracepoint program's path lies on. Its context is the array of
+ * arguments its caller (bpf_trace_runN) built in its own frame, on the kernel stack: the
+ * frames above hold the return addresses of the path that led here. (Not the program's
+ * own frame: a program with a deep stack runs on a private one.) */
+struct kplace {
+	__u64 at;    /* the context's address */
+	__u64 room;  /* bytes from it to the end of its stack, at most KSPAN */
+	__u64 below; /* on an interrupt stack: the stack pointer saved at its top, else 0 */
+	__u64 room2; /* bytes from below to the end of its stack, at most KSPAN */
+};
+
+#define THREAD_BYTES 16384 /* THREAD_SIZE: task stacks are that big, and aligned to it */
+#define PAGE_BYTES   4096
+
+static __always_inline __u64 task_room(__u64 a)
+{
+	__u64 end = (a | (THREAD_BYTES - 1)) + 1;
+
+	return end - a < KSPAN ? end - a : KSPAN;
+}
+
+/* The end of the interrupt stack at holds: found once per CPU as the first page above at
+ * that cannot be read (the stack is mapped with a guard page after it; its start need not
+ * be aligned to its size, so its end cannot be computed). 0 when not found. */
+static __always_inline __u64 irq_stack_top(__u64 at)
+{
+	__u32 zero = 0;
+	__u64 *end = bpf_map_lookup_elem(&irq_stack_end, &zero), page, v;
+	int i;
+
+	if (!end)
+		return 0;
+	if (*end && at < *end && *end - at < THREAD_BYTES)
+		return *end;
+	page = (at | (PAGE_BYTES - 1)) + 1;
+	for (i = 0; i < THREAD_BYTES / PAGE_BYTES; i++) {
+		if (bpf_probe_read_kernel(&v, sizeof(v), (const void *)page))
+			break;
+		page += PAGE_BYTES;
+	}
+	if (i == THREAD_BYTES / PAGE_BYTES)
+		return 0;
+	*end = page;
+	return page;
+}
+
+static __always_inline bool kplace_get(const void *ctx, struct kplace *k)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u64 stack = (__u64)BPF_CORE_READ(t, stack), top;
+	const void *p = ctx;
+
+	k->below = k->room2 = 0;
+	/* The address as a number: arithmetic on a context pointer is refused. */
+	if (bpf_probe_read_kernel(&k->at, sizeof(k->at), &p))
+		return false;
+	if (k->at >= stack && k->at - stack < THREAD_BYTES) {
+		k->room = task_room(k->at);
+		return true;
+	}
+	/* Not on the task's stack: on this CPU's interrupt stack. */
+	top = irq_stack_top(k->at);
+	if (!top)
+		return false;
+	k->room = top - k->at < KSPAN ? top - k->at : KSPAN;
+	if (bpf_probe_read_kernel(&k->below, sizeof(k->below), (const void *)(top - 8)) ||
+	    !k->below)
+		return true;
+	k->room2 = task_room(k->below);
+	return true;
+}
+
+struct kscan {
+	struct kcheck *kc;
+	const struct rec_stack *s;
+	const struct kwords *k;
+	__u16 flag; /* KOFF_BELOW while scanning the stack below */
+	__u32 next; /* the next frame of s to find */
+	__u32 last; /* frames of s to find: all but the syscall entry's */
+};
+
+/* Looks for the next frames' return addresses in one word of a kernel stack. Frames whose
+ * return address is not above the tracepoint's arguments (this program's, its caller's)
+ * are passed over: a word is compared with the next few frames. A bpf_loop callback. */
+static long kscan_word(__u32 i, void *arg)
+{
+	struct kscan *c = arg;
+	struct kcheck *kc = c->kc;
+	__u32 idx = i;
+	__u64 w;
+	int j;
+
+	if (i >= KSPAN / 8 || c->next >= c->last || kc->kn >= KCHECK)
+		return 1;
+	/* The test above lets the compiler drop a mask the verifier needs. */
+	barrier_var(idx);
+	w = c->k->w[idx & (KSPAN / 8 - 1)];
+	for (j = 0; j < 4; j++) {
+		__u32 f = c->next + j;
+
+		if (f >= c->last)
+			break;
+		barrier_var(f);
+		if (f >= REC_MAX_FRAMES)
+			break;
+		if (w == c->s->ips[f]) {
+			kc->koff[kc->kn & (KCHECK - 1)] = c->flag | (i * 8);
+			kc->kret[kc->kn & (KCHECK - 1)] = w;
+			kc->kn++;
+			kc->span[c->flag ? 1 : 0] = i * 8 + 8;
+			c->next = f + 1;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* Finds where the return addresses of the kernel stack just taken (in slot 0 of
+ * stack_scratch) are, for kernel_unchanged. kc->kn stays 0 when they cannot all be
+ * found: that stack is then never reused. */
+static __always_inline void kernel_check_fill(const void *ctx, struct kcheck *kc, __u64 kstack)
 {
 	__u32 zero = 0;
 	struct rec_stack *s = bpf_map_lookup_elem(&stack_scratch, &zero);
-	long n;
+	struct kplace kp;
+	struct kscan c;
+
+	kc->kn = 0;
+	kc->span[0] = kc->span[1] = 0;
+	if (!s || !kstack || s->nr < 3 || !kplace_get(ctx, &kp))
+		return;
+	c.k = read_kwords(0, kp.at, kp.room);
+	if (!c.k)
+		return;
+	c.kc = kc;
+	c.s = s;
+	c.flag = 0;
+	c.next = 0;
+	/* Not the entry code's frame, nor a syscall's return into do_syscall_64: both lie
+	 * above the random offset of the stack (they move with every syscall), and the
+	 * context tells them anyway. */
+	c.last = s->nr - 2;
+	bpf_loop(kp.room / 8, kscan_word, &c, 0);
+	if (c.next < c.last && kp.below) {
+		c.k = read_kwords(1, kp.below, kp.room2);
+		if (c.k) {
+			c.flag = KOFF_BELOW;
+			bpf_loop(kp.room2 / 8, kscan_word, &c, 0);
+		}
+	}
+	/* Frames left unfound (a path deeper than KSPAN, more than KCHECK frames): unknown. */
+	if (c.next < c.last)
+		kc->kn = 0;
+}
+
+/* Whether the kernel stacks now hold the return addresses kc found. */
+static __always_inline bool kernel_unchanged(const void *ctx, const struct kcheck *kc)
+{
+	const struct kwords *k, *k2 = NULL;
+	struct kplace kp;
 	int i;
 
-	if (!s)
+	if (!kc->kn || kc->kn > KCHECK || !kplace_get(ctx, &kp))
 		return false;
-	/* The first frame is the call site in this program: another one than take_stack's. */
-	n = bpf_get_stack(ctx, s->ips, KPREFIX * 8, 1 & BPF_F_SKIP_FIELD_MASK);
-	if (n <= 0 || (__u32)n / 8 != c->knr)
+	k = read_kwords(0, kp.at, kc->span[0]);
+	if (!k)
 		return false;
-#pragma unroll
-	for (i = 0; i < KPREFIX; i++)
-		if (i < c->knr && s->ips[i] != c->kips[i])
+	if (kc->span[1]) {
+		if (!kp.below)
 			return false;
+		k2 = read_kwords(1, kp.below, kc->span[1]);
+		if (!k2)
+			return false;
+	}
+#pragma unroll
+	for (i = 0; i < KCHECK; i++) {
+		__u16 off = kc->koff[i];
+		const struct kwords *w = off & KOFF_BELOW ? k2 : k;
+
+		if (i >= kc->kn)
+			break;
+		if (!w || w->w[((off & ~KOFF_BELOW) / 8) & (KSPAN / 8 - 1)] != kc->kret[i])
+			return false;
+	}
 	return true;
 }
 
@@ -547,19 +755,17 @@ static __always_inline void task_stacks(void *ctx, struct task_struct *t, bool u
 		same = ustack_unchanged(t, c->ustack, u->sp);
 		ureuse = same > 0;
 	}
-	if (kreuse && c->kvaries)
-		kreuse = kernel_prefix_same(ctx, c);
+	if (kreuse)
+		kreuse = kernel_unchanged(ctx, &c->kc);
 	*kstack = kreuse ? c->kstack : take_stack(ctx, false, 0);
 	/* Before the user stack is taken: a frame-pointer walk reuses the scratch. */
-	if (c && !kreuse && *kstack)
-		keep_kernel_prefix(c, *kstack);
+	if (c && !kreuse)
+		kernel_check_fill(ctx, &c->kc, *kstack);
 	*ustack = ureuse ? c->ustack : (user ? take_ustack(ctx, 0) : 0);
 	if (!c)
 		return;
 	if (here) {
 		if (!kreuse && *kstack) {
-			if (*kstack != c->kstack)
-				c->kvaries = 1;
 			c->kstack = *kstack;
 			c->ts = ts;
 		}
@@ -579,7 +785,6 @@ static __always_inline void task_stacks(void *ctx, struct task_struct *t, bool u
 	c->args[1] = u->args[1];
 	c->args[2] = u->args[2];
 	c->kstack = *kstack;
-	c->kvaries = 0;
 }
 
 /* An interrupt context's kernel stack, per CPU and context, refreshed like task stacks. */
@@ -588,12 +793,13 @@ static __always_inline __u64 irq_kstack(void *ctx, __u32 kind, __u32 detail, __u
 	__u32 key = (kind * 16 + (detail & 15)) & (IRQ_CACHE - 1);
 	struct irq_kstack_cache *c = bpf_map_lookup_elem(&irq_stacks, &key);
 
-	if (c && c->ts && ts - c->ts < stack_refresh_ns)
+	if (c && c->ts && ts - c->ts < stack_refresh_ns && kernel_unchanged(ctx, &c->kc))
 		return c->kstack;
 	if (!c)
 		return take_stack(ctx, false, 0);
 	c->kstack = take_stack(ctx, false, 0);
 	c->ts = c->kstack ? ts : 0;
+	kernel_check_fill(ctx, &c->kc, c->kstack);
 	return c->kstack;
 }
 

@@ -9,6 +9,7 @@ int cmd_blocking(int argc, char **argv);
 int cmd_sched(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
+int cmd_load(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 
 #endif

@@ -26,24 +26,33 @@ struct load_target {
 
 struct load_spec {
 	struct load_target target;
-	unsigned conns;	    /* connections open at once */
-	double rate;	    /* requests per second in total; 0: as fast as the server answers */
-	double duration_s;  /* seconds of load */
-	double reconnect_s; /* each connection is closed and opened anew after this many seconds
-			     * (so the server keeps accepting); 0: never */
-	bool keepalive;	    /* HTTP: keep-alive (else one request per connection) */
+	unsigned conns;	     /* connections open at once */
+	double rate;	     /* requests per second in total; 0: as fast as the server answers */
+	double duration_s;   /* seconds of load */
+	double reconnect_s;  /* each connection is closed and opened anew after this many seconds
+			      * (so the server keeps accepting); 0: never */
+	bool keepalive;	     /* HTTP: keep-alive (else one request per connection) */
 	unsigned value_size; /* memcached/redis: bytes of each stored value */
 	double set_share;    /* memcached/redis: share of requests that are sets (rest gets) */
 	unsigned keys;	     /* memcached/redis: distinct keys */
+	/* Added after the first contract (zero is the default for each): */
+	bool poisson;	  /* exponential gaps between arrivals (else evenly spaced) */
+	unsigned threads; /* client threads, 1 or 2; 0: 2 for rate 0 or above 40000/s */
+	bool no_prefill;  /* memcached/redis: do not store every key once before the run */
 };
 
 struct load_result {
 	uint64_t sent, completed, errors; /* requests */
 	uint64_t connects, connect_errors;
 	double elapsed_s;
-	double throughput_rps;				  /* completed / elapsed */
+	double throughput_rps;				/* completed / elapsed */
 	double p50_us, p90_us, p99_us, p999_us, max_us; /* latency */
 	char error[256]; /* a one-line reason when the run failed (nothing could connect) */
+	/* Added after the first contract: */
+	uint64_t missed;    /* scheduled before the end but never sent: every connection was
+			     * busy (their latency would have counted from their schedule) */
+	uint64_t prefilled; /* keys stored before the run (not in sent or completed) */
+	double mean_us;
 };
 
 /* Parses "memcached://HOST:PORT", "redis://HOST:PORT" or "http://HOST:PORT/PATH" into t.

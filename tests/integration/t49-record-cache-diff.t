@@ -4,8 +4,8 @@
 # once, one with the default cache and one with --stack-refresh 0 (every stack taken
 # afresh), so both see the same episodes. For every episode both have (paired by thread and
 # start, which differ by the other recorder's run time), the user stack where
-# the thread blocked, and the waker's, must be the same; kernel stacks (reused for 100 ms
-# behind the same syscall and arguments) are counted and must agree in at least 99 %.
+# the thread blocked, and the waker's, must be the same, and so must the kernel stacks (the
+# blocked thread's, and the waker's where both saw the same kind of waker).
 . "$(dirname "$0")/lib.sh"
 need_root
 need_btf
@@ -53,7 +53,8 @@ def episodes(path):
             out.setdefault(t["tid"], []).append((start, start + b["duration_ns"], b["syscall"],
                 b["wakeup"]["kind"], part(frames_of(b.get("stack_id")), False),
                 part(frames_of(b.get("waker_stack_id")), False),
-                part(frames_of(b.get("stack_id")), True)))
+                part(frames_of(b.get("stack_id")), True),
+                part(frames_of(b.get("waker_stack_id")), True)))
     return out
 
 # The two recorders' programs run one after the other on each event: times differ by their
@@ -80,18 +81,27 @@ user = [p for p in both(4) if p[1][4] != p[2][4]]
 # A waker's stack where both saw the same kind of waker.
 waker = [p for p in both(5) if p[1][3] == p[2][3] and p[1][5] != p[2][5]]
 kern = [p for p in both(6) if p[1][6] != p[2][6]]
-print(len(pairs), len(both(4)), len(user), len(both(5)), len(waker), len(kern))
+wkern = [p for p in both(7) if p[1][3] == p[2][3] and p[1][7] != p[2][7]]
+print(len(pairs), len(both(4)), len(user), len(both(5)), len(waker), len(kern), len(both(7)),
+      len(wkern))
+for p in kern[:3]:
+    print("# kernel differs:", p[0], p[1][0], p[1][2], ";".join(p[1][6]), "<>", ";".join(p[2][6]),
+          file=sys.stderr)
+for p in wkern[:3]:
+    print("# waker's kernel differs:", p[0], p[1][0], p[1][3], ";".join(p[1][7]), "<>",
+          ";".join(p[2][7]), file=sys.stderr)
 for p in user[:3] + waker[:3]:
     print("# differs:", p[0], p[1][0], p[1][2], ";".join(p[1][4]), "<>", ";".join(p[2][4]),
           file=sys.stderr)
 EOF
-	read -r n nu user nw waker kern <"$TMP/cmp"
-	diag "$name: $n episodes in both; of those with a user stack in both ($nu), $user differ; wakers' user stacks: $waker of $nw differ; kernel stacks: $kern differ"
+	read -r n nu user nw waker kern nwk wkern <"$TMP/cmp"
+	diag "$name: $n episodes in both; of those with a user stack in both ($nu), $user differ; wakers' user stacks: $waker of $nw differ; kernel stacks: $kern differ; wakers' kernel stacks: $wkern of $nwk differ"
 	check "$name: hundreds of episodes in both recordings ($n)" [ "${n:-0}" -gt 200 ]
 	check "$name: they have user stacks ($nu)" [ "${nu:-0}" -gt 200 ]
 	check "$name: every user stack is the same with the cache and without" [ "$user" = 0 ]
 	check "$name: every waker's user stack is the same" [ "$waker" = 0 ]
-	check "$name: kernel stacks agree in 99 % ($kern of $n differ)" [ $((kern * 100)) -le "$n" ]
+	check "$name: every kernel stack is the same ($kern of $n differ)" [ "$kern" = 0 ]
+	check "$name: every waker's kernel stack is the same ($wkern of $nwk differ)" [ "$wkern" = 0 ]
 }
 
 # The demo server under its client.
