@@ -813,9 +813,16 @@ void model__print_summary(const struct model *m, FILE *f)
 	else
 		fprintf(f, "no request/response cycle seen\n");
 	fprintf(f, "  clusters:      ");
-	for (i = 0; i < m->nr_clusters; i++)
-		fprintf(f, "%s%d %s x%zu %s", i ? ", " : "", m->clusters[i].id, m->clusters[i].name,
-			m->clusters[i].nr_items, model__role_name(m->clusters[i].role));
+	for (i = 0; i < m->nr_clusters; i++) {
+		const struct model_cluster *c = &m->clusters[i];
+		unsigned size = 0;
+
+		for (r = 0; r < m->nr_runs; r++)
+			if (c->size_per_run[r] > size)
+				size = c->size_per_run[r];
+		fprintf(f, "%s%d %s x%u %s", i ? ", " : "", c->id, c->name, size,
+			model__role_name(c->role));
+	}
 	fprintf(f, "\n");
 	free_sums(sum);
 }

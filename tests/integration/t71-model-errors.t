@@ -1,6 +1,7 @@
 #!/bin/bash
-# srvscope model on bad input: a pid that is gone, a server that exits mid-run, a load
-# command that fails, a malformed config, bad options: one line that says what is wrong,
+# srvscope model on bad input: a pid that is gone, a server that exits mid-run, a server
+# that does not listen where the client connects, a load command that fails, a malformed
+# config, bad options: one line that says what is wrong,
 # a non-zero exit, and the runs done before a failure kept in the model.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/servers.sh"
@@ -29,6 +30,17 @@ is $? 2 "a bad --conns: usage error"
 like "$(cat "$TMP/err")" "--conns" "a bad --conns: the line names the option"
 
 start_memcached 2 || skip_all "memcached did not start"
+
+# A server that does not listen where the client would connect.
+"$SRVSCOPE" model -p "$MEMCACHED_PID" --client "memcached://127.0.0.1:$(free_port)" \
+	>"$TMP/out" 2>"$TMP/err"
+st=$?
+sed 's/^/#   /' "$TMP/err"
+ok $((st == 0)) "not listening there: non-zero exit ($st)"
+check "not listening there: one line" one_error "$TMP/err"
+like "$(cat "$TMP/err")" "does not listen" "not listening there: the line says so"
+"$SRVSCOPE" model -p "$MEMCACHED_PID" --client "gopher://127.0.0.1:1" >"$TMP/out" 2>"$TMP/err"
+is $? 2 "an unknown URL scheme: usage error"
 
 printf '{"runs": [{"conns": 4, "rate": "fast"}]}' >"$TMP/bad.json"
 "$SRVSCOPE" model -p "$MEMCACHED_PID" --load true --config "$TMP/bad.json" >"$TMP/out" 2>"$TMP/err"
