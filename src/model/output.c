@@ -750,21 +750,44 @@ int model__write_json(const struct model *m, FILE *f)
 	return err;
 }
 
+/* The clusters playing role r: "mc-worker: 4 threads (cluster 0)", or "postgres: 1 of 111
+ * threads" when only some of a cluster's threads play it (most per run). */
 static void print_clusters_of(const struct model *m, enum model_role r, FILE *f)
 {
-	size_t i, printed = 0;
+	size_t i, j, printed = 0;
 
 	for (i = 0; i < m->nr_clusters; i++) {
 		const struct model_cluster *c = &m->clusters[i];
-		unsigned size = 0;
-		size_t j;
+		unsigned size = 0, *doing = xcalloc(m->nr_runs ? m->nr_runs : 1, sizeof(*doing));
+		unsigned most = 0;
 
-		if (!c->roles[r])
+		if (!c->roles[r]) {
+			free(doing);
 			continue;
-		for (j = 0; j < m->nr_runs; j++)
+		}
+		for (j = 0; j < c->nr_items; j++) {
+			const struct model_thread *th =
+				&m->runs[c->items[j].run].thr[c->items[j].thr];
+			bool plays = r == ROLE_ACCEPTOR	 ? th->acceptor
+				     : r == ROLE_NETWORK ? th->network
+				     : r == ROLE_MAIN ? th->tid == m->runs[c->items[j].run].main_pid
+						      : true;
+
+			doing[c->items[j].run] += plays;
+		}
+		for (j = 0; j < m->nr_runs; j++) {
 			if (c->size_per_run[j] > size)
 				size = c->size_per_run[j];
-		fprintf(f, "%s%s x%u (cluster %d)", printed++ ? ", " : "", c->name, size, c->id);
+			if (doing[j] > most)
+				most = doing[j];
+		}
+		free(doing);
+		if (most == size)
+			fprintf(f, "%s%s: %u thread%s (cluster %d)", printed++ ? ", " : "", c->name,
+				size, size == 1 ? "" : "s", c->id);
+		else
+			fprintf(f, "%s%s: %u of %u threads (cluster %d)", printed++ ? ", " : "",
+				c->name, most, size, c->id);
 	}
 	if (!printed)
 		fprintf(f, "none");

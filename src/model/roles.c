@@ -163,7 +163,9 @@ static void describe_cluster(struct model *m, struct model_cluster *c, uint64_t 
 }
 
 /* Threads of run r that play role (acceptor or network), widened to their cluster peers of
- * the same name that played no role (a worker that got no connection in a short run). */
+ * the same name and process that played no role (a worker thread that got no connection in
+ * a short run; not the other processes of a server, whose trees can be alike: postgres's
+ * postmaster, background workers and backends). */
 static unsigned pool_in_run(const struct model *m, unsigned r, bool network)
 {
 	const struct model_run *run = &m->runs[r];
@@ -185,7 +187,7 @@ static unsigned pool_in_run(const struct model *m, unsigned r, bool network)
 			const struct model_thread *o = &run->thr[j];
 
 			peer = (network ? o->network : o->acceptor) && o->cluster == th->cluster &&
-			       !strcmp(o->comm, th->comm) && o->pid != 0;
+			       !strcmp(o->comm, th->comm) && o->pid == th->pid;
 		}
 		n += peer;
 	}
