@@ -79,10 +79,11 @@ const char *model__fd_kind_name(enum fd_kind k)
 	return k < FDK_KINDS ? fd_kind_names[k] : "other";
 }
 
+/* A kind of wait by its commonest syscall (the JSON's clusters[].wait.syscall). */
 static const char *const wait_names[WK_KINDS] = {
-	[WK_EPOLL] = "epoll",	 [WK_POLL] = "poll",	 [WK_SELECT] = "select",
-	[WK_URING] = "io_uring", [WK_READ] = "blocking", [WK_ACCEPT] = "accept",
-	[WK_FUTEX] = "futex",	 [WK_SLEEP] = "sleep",	 [WK_OTHER] = "other",
+	[WK_EPOLL] = "epoll_wait",     [WK_POLL] = "poll",	 [WK_SELECT] = "select",
+	[WK_URING] = "io_uring_enter", [WK_READ] = "read",	 [WK_ACCEPT] = "accept",
+	[WK_FUTEX] = "futex",	       [WK_SLEEP] = "nanosleep", [WK_OTHER] = "other",
 };
 
 const char *model__wait_name(enum wait_kind k)
