@@ -275,7 +275,9 @@ static void network_model(struct model *m)
 	}
 	n->found = served > 0;
 	n->handoff_share = served ? (double)handed / served : 0;
-	n->network_dispatch = n->handoff_share > 0.5;
+	/* a deliberate hand-off, not the odd connection: haproxy moves about half of its
+	 * connections to the least loaded thread (44 % to 51 % in runs here) */
+	n->network_dispatch = n->handoff_share >= 0.25;
 	n->accept_dispatch = n->accept_pool > 1;
 	w = main_wait(net_wait, io_waits, NULL);
 	n->network_io = w < WK_KINDS ? io_name(w) : NULL;

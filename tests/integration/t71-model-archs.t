@@ -2,13 +2,14 @@
 # srvscope model on servers of other architectures (Debian packages, loopback): postgresql
 # forks a backend per connection (the postmaster select()s and accepts, each backend serves
 # its one connection), apache2's event MPM has a listener thread per child process that
-# accepts and polls, and hands ready connections to its 8 worker threads.
+# accepts and polls, and hands ready connections to its 8 worker threads; haproxy's threads
+# are event loops that each accept and serve.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/servers.sh"
 need_root
 need_btf
 [ -n "$(pg_bin)" ] || skip_all "postgresql is not installed (scripts/install-deps.sh)"
-need_servers apache2
+need_servers apache2 haproxy nginx
 
 # expect JSON PYTHON-CONDITION DESCRIPTION: the condition over d (the model) and nm
 # (network_model), nmc (Ditto's keys).
@@ -59,4 +60,15 @@ expect "$TMP/ap.json" 'nmc["network_dispatch"] and nm["handoff"] == "queue" and 
 	"apache2: connections handed through a queue, epoll"
 expect "$TMP/ap.json" 'len({t["pid"] for t in d["threads"] if t["accepts"]}) == 2 and not set(t["tid"] for t in d["threads"] if t["accepts"]) & set(t["tid"] for t in d["threads"] if t["io_syscalls"])' \
 	"apache2: the acceptors are in the 2 children and serve no connection"
+start_nginx 1 || skip_all "nginx did not start"
+start_haproxy "$NGINX_PORT" || skip_all "haproxy did not start"
+nthr=$(ls /proc/"$HAPROXY_PID"/task | wc -l)
+"$SRVSCOPE" model -p "$HAPROXY_PID" --conns 8 -o "$TMP/hap.json" \
+	--client "http://127.0.0.1:$HAPROXY_PORT/" >"$TMP/hap.out" 2>"$TMP/hap.err"
+ok $? "model haproxy ($nthr threads, in front of nginx)"
+sed 's/^/#   /' "$TMP/hap.out"
+expect "$TMP/hap.json" "sorted(t['tid'] for t in d['threads'] if t['accepts']) == sorted(t['tid'] for t in d['threads'] if t['io_syscalls']) and nmc['accept_thread_pool_size'] == $nthr" \
+	"haproxy: every thread accepts and serves"
+expect "$TMP/hap.json" "nm['network_io'] == 'epoll' and nm['per_connection'] == 'none' and nmc['accept_dispatch'] == ($nthr > 1)" \
+	"haproxy: event loops in epoll"
 done_testing
