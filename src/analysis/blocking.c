@@ -253,10 +253,10 @@ static void analyze(const struct trace *t, const struct block_filter *f, struct 
 			if (th->seen)
 				break;
 			th->seen = true;
-			if (e->h.aux == 'S' || e->h.aux == 'D') {
+			if ((e->h.aux & 0xff) == 'S' || (e->h.aux & 0xff) == 'D') {
 				open_episode(th, e->h.ts, e->h.tid, e->h.pid,
-					     e->h.aux == 'D' ? 2 : 1, e->state.syscall, e->state.fd,
-					     0);
+					     (e->h.aux & 0xff) == 'D' ? 2 : 1, e->state.syscall,
+					     e->state.fd, e->h.aux >> 8);
 				th->ep.from_start = true;
 				th->ep.kstack = e->state.kstack;
 				th->ep.ustack = e->state.ustack;

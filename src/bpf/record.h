@@ -128,7 +128,7 @@ struct rec_sample {
 	__u64 kstack, ustack;
 };
 
-struct rec_state { /* aux: the state letter as in /proc/PID/stat */
+struct rec_state { /* aux: the state letter as in /proc/PID/stat | SWITCH_* flags << 8 */
 	__s32 syscall;
 	__s32 fd;
 	char comm[REC_COMM_LEN];

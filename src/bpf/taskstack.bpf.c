@@ -147,6 +147,7 @@ int taskstack(struct bpf_iter__task *ctx)
 	rec->nr_kips = 0;
 	rec->stack_len = 0;
 	rec->syscall = -1;
+	rec->restart_fn = 0;
 	BPF_CORE_READ_INTO(&rec->comm, task, comm);
 	rec->fs_base = task->thread.fsbase;
 	rec->gs_base = task->thread.gsbase;
@@ -166,6 +167,8 @@ int taskstack(struct bpf_iter__task *ctx)
 		goto out_write;
 	}
 	rec->syscall = (__s64)rec->regs[15]; /* orig_ax */
+	if (rec->syscall == 219)	     /* restart_syscall */
+		rec->restart_fn = (__u64)BPF_CORE_READ(task, restart_block.fn);
 	copy_stack(s, task, rec->regs[19] /* sp */, stack_size);
 
 	if (want_kernel) {

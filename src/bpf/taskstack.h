@@ -33,6 +33,9 @@ struct taskstack_rec {
 	__u64 regs[TASKSTACK_NR_REGS];
 	__u64 fs_base, gs_base;
 	__u64 kips[TASKSTACK_MAX_KIPS]; /* kernel stack, innermost first */
+	/* In restart_syscall (219): the kernel function that resumes the interrupted wait
+	 * (task->restart_block.fn), which tells which wait it was; else 0. */
+	__u64 restart_fn;
 };
 
 #endif

@@ -3,10 +3,13 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "proc/maps.h"
@@ -150,7 +153,7 @@ int procinfo__describe_fd(pid_t pid, int fd, char *buf, size_t size)
 	return 0;
 }
 
-int procinfo__syscall(pid_t pid, pid_t tid, long *nr, long *arg0)
+int procinfo__syscall(pid_t pid, pid_t tid, long *nr, unsigned long args[3])
 {
 	char path[64], text[256];
 	ssize_t n;
@@ -160,12 +163,45 @@ int procinfo__syscall(pid_t pid, pid_t tid, long *nr, long *arg0)
 	if (n < 0)
 		return n;
 	*nr = -1;
-	*arg0 = -1;
+	args[0] = args[1] = args[2] = (unsigned long)-1;
 	if (!strncmp(text, "running", 7))
 		return 0;
-	if (sscanf(text, "%ld %lx", nr, (unsigned long *)arg0) < 1)
+	if (sscanf(text, "%ld %lx %lx %lx", nr, &args[0], &args[1], &args[2]) < 1)
 		return -EINVAL;
 	return 0;
+}
+
+static int read_target(pid_t pid, unsigned long addr, void *buf, size_t len)
+{
+	struct iovec local = {buf, len}, remote = {(void *)addr, len};
+
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+/* The same reading as the recorder's kernel side makes at each switch (polled_fd in
+ * record.bpf.c), for the threads already waiting when it starts. */
+int procinfo__polled_fd(pid_t pid, long nr, const unsigned long args[3], bool *more)
+{
+	uint64_t set = 0;
+	unsigned long p;
+	int fd = -1, i;
+
+	*more = false;
+	if (nr == SYS_poll || nr == SYS_ppoll) {
+		if (!args[1] || read_target(pid, args[0], &fd, sizeof(fd)) || fd < 0)
+			return -1;
+		*more = args[1] > 1;
+		return fd;
+	}
+	if (nr != SYS_select && nr != SYS_pselect6)
+		return -1;
+	p = args[1] ? args[1] : args[2];
+	if (!p || read_target(pid, p, &set, sizeof(set)) || !set)
+		return -1;
+	for (i = 0; i < 64 && !(set & (1ull << i)); i++)
+		;
+	*more = (set & (set - 1)) || args[0] > 64 || (args[1] && args[2]);
+	return i;
 }
 
 size_t procinfo__build_ids(pid_t pid, const struct proc_maps *maps, char **out)

@@ -5,6 +5,7 @@
 #define SRVSCOPE_RECORD_PROCINFO_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 struct proc_maps;
@@ -14,9 +15,14 @@ struct proc_maps;
  * path. Returns 0, or -errno when the fd cannot be read (gone, closed). */
 int procinfo__describe_fd(pid_t pid, int fd, char *buf, size_t size);
 
-/* The thread's current syscall number and first argument from /proc/PID/task/TID/syscall.
- * Returns 0 (nr -1 when running in user space) or -errno. */
-int procinfo__syscall(pid_t pid, pid_t tid, long *nr, long *arg0);
+/* The thread's current syscall number and first three arguments from
+ * /proc/PID/task/TID/syscall. Returns 0 (nr -1 when running in user space) or -errno. */
+int procinfo__syscall(pid_t pid, pid_t tid, long *nr, unsigned long args[3]);
+
+/* For a thread blocked in poll, ppoll, select or pselect6 (nr, args as above): the first
+ * fd it waits on, read from its pollfd array or fd sets; *more is set when it waits on
+ * others too. -1 for other syscalls or when its memory cannot be read. */
+int procinfo__polled_fd(pid_t pid, long nr, const unsigned long args[3], bool *more);
 
 /* "<hex build-id> <path>\n" for each distinct file mapped executable in maps, malloc'ed
  * into *out; returns its length (0 when none has a build-id). */

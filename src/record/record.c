@@ -31,6 +31,7 @@
 #include "record.skel.h"
 #include "snapshot/snapshot.h"
 #include "stacks/stacks.h"
+#include "symbol/symbolizer.h"
 #include "trace/syscalls.h"
 #include "trace/trace.h"
 #include "trace/u64map.h"
@@ -87,6 +88,7 @@ struct recorder {
 	int exec_fd; /* the command's exec: EOF when it ran, its errno when it failed */
 	int *perf_fds;
 	struct bpf_link **perf_links;
+	struct ksyms *ksyms; /* loaded when a thread is found in restart_syscall at the start */
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -434,6 +436,24 @@ static void state_stacks(struct recorder *r, const struct snapshot *snap, pid_t 
 	}
 }
 
+/* The syscall a thread in restart_syscall carries on, told by the function that resumes
+ * its wait (as snap saw it); -1 when not known. */
+static int restarted_syscall(struct recorder *r, const struct snapshot *snap, pid_t tid)
+{
+	const struct thread_sample *t = NULL;
+	size_t j;
+
+	for (j = 0; snap && j < snap->nr_threads && !t; j++)
+		if (snap->threads[j].tid == tid)
+			t = &snap->threads[j];
+	if (!t || !t->restart_fn)
+		return -1;
+	if (!r->ksyms)
+		r->ksyms = ksyms__load();
+	return r->ksyms ? syscall__restarted_by(ksyms__resolve(r->ksyms, t->restart_fn, NULL, NULL))
+			: -1;
+}
+
 /* Names and states of the threads of pid as the recording starts: a thread already
  * blocked then has its episode begin at the start of the trace, where snap (if any) says
  * it was blocked. */
@@ -446,7 +466,8 @@ static void snapshot_process(struct recorder *r, pid_t pid, uint64_t ts,
 	for (i = 0; i < n; i++) {
 		struct task_stat st;
 		struct rec e;
-		long nr = -1, arg0 = -1;
+		unsigned long args[3];
+		long nr = -1;
 
 		if (proc_task__stat(pid, tids[i], &st))
 			continue;
@@ -459,13 +480,28 @@ static void snapshot_process(struct recorder *r, pid_t pid, uint64_t ts,
 		e.h.tid = tids[i];
 		e.h.pid = pid;
 		e.h.aux = (unsigned char)st.state;
-		if (st.state != 'R' && !procinfo__syscall(pid, tids[i], &nr, &arg0)) {
+		if (st.state != 'R' && !procinfo__syscall(pid, tids[i], &nr, args)) {
+			bool more;
+			int fd = procinfo__polled_fd(pid, nr, args, &more);
+
 			e.state.syscall = nr;
 			e.state.fd =
-				syscall__has_fd(nr) && arg0 >= 0 && arg0 < 0x7fffffff ? arg0 : -1;
+				syscall__has_fd(nr) && args[0] < 0x7fffffff ? (int)args[0] : -1;
+			if (fd >= 0) {
+				e.state.fd = fd;
+				e.h.aux |= (SWITCH_POLLED_FD | (more ? SWITCH_MORE_FDS : 0)) << 8;
+			}
 			if (e.state.fd >= 0)
 				rec_procs__describe_fd(&r->procs, ts, pid, e.state.fd, now_ns());
 			state_stacks(r, snap, tids[i], &e.state);
+			/* A wait interrupted (by a stop, a ptrace snapshot) before the recording
+			 * goes on as restart_syscall: report the wait it resumes. */
+			if (nr == __NR_restart_syscall) {
+				int was = restarted_syscall(r, snap, tids[i]);
+
+				if (was >= 0)
+					e.state.syscall = was;
+			}
 		} else {
 			e.state.syscall = -1;
 			e.state.fd = -1;
@@ -1013,6 +1049,7 @@ out_destroy:
 	record_bpf__destroy(r.skel);
 	rec_procs__free(&r.procs);
 	u64map__free(&r.stacks_seen);
+	ksyms__delete(r.ksyms);
 	u64map__free(&r.target_set);
 	free(r.targets);
 	ustacks__free(&r.ustacks);

@@ -41,6 +41,7 @@ struct thread_sample {
 	char name[16];
 	char state;   /* as in /proc/PID/task/TID/stat, before we touched the thread */
 	long syscall; /* syscall number it is blocked in, -1 if none (running in user space) */
+	uint64_t restart_fn; /* in restart_syscall: the kernel function resuming its wait */
 	unsigned int flags;
 	uint64_t stall_ns; /* how long the sampler kept this thread stopped */
 

@@ -274,6 +274,7 @@ static void add_record(const struct taskstack_rec *rec, const uint8_t *stack, vo
 		return;
 	}
 	fill_stack(t, stack, rec->stack_len);
+	t->restart_fn = rec->restart_fn;
 	if (c->kernel)
 		fill_kips(t, rec);
 }
@@ -291,6 +292,7 @@ static void retry_record(const struct taskstack_rec *rec, const uint8_t *stack, 
 	t->syscall = rec->syscall >= 0 ? rec->syscall : -1;
 	fill_regs(t, rec);
 	fill_stack(t, stack, rec->stack_len);
+	t->restart_fn = rec->restart_fn;
 	t->nr_kips = 0;
 	if (ns.skel->bss->want_kernel)
 		fill_kips(t, rec);

@@ -1,6 +1,7 @@
 /* Names of the x86-64 system calls, for reports. Generated from the kernel's
  * asm/unistd_64.h (Debian 12 headers), completed up to Linux 6.18. */
 #include <stdio.h>
+#include <string.h>
 
 #include "trace/syscalls.h"
 
@@ -400,8 +401,8 @@ const char *syscall__name(int nr, char *buf, size_t size)
 int syscall__has_fd(int nr)
 {
 	switch (nr) {
-	case 0:   /* read */
-	case 1:   /* write */
+	case 0:	  /* read */
+	case 1:	  /* write */
 	case 17:  /* pread64 */
 	case 18:  /* pwrite64 */
 	case 19:  /* readv */
@@ -427,4 +428,23 @@ int syscall__has_fd(int nr)
 		return 1;
 	}
 	return 0;
+}
+
+int syscall__restarted_by(const char *name)
+{
+	/* The restart_block functions of the waits that can be interrupted and resumed. */
+	static const struct {
+		const char *fn;
+		int nr;
+	} restarts[] = {
+		{"hrtimer_nanosleep_restart", 230}, /* clock_nanosleep (nanosleep: 35) */
+		{"posix_cpu_nsleep_restart", 230},  {"alarm_timer_nsleep_restart", 230},
+		{"futex_wait_restart", 202},	    {"do_restart_poll", 7},
+	};
+	size_t i;
+
+	for (i = 0; name && i < sizeof(restarts) / sizeof(restarts[0]); i++)
+		if (!strcmp(name, restarts[i].fn))
+			return restarts[i].nr;
+	return -1;
 }

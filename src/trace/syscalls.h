@@ -8,5 +8,8 @@
 const char *syscall__name(int nr, char *buf, size_t size);
 /* 1 when the first argument of syscall nr is a file descriptor. */
 int syscall__has_fd(int nr);
+/* The syscall a restart_syscall carries on, from the kernel function that restarts it
+ * (hrtimer_nanosleep_restart: clock_nanosleep); -1 when name is not one of those. */
+int syscall__restarted_by(const char *name);
 
 #endif

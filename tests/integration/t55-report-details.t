@@ -3,7 +3,8 @@
 # whole recording has both marks; a timed wait interrupted by a ptrace snapshot is reported
 # as the syscall it resumes, not restart_syscall; a wait already under way at the start has
 # the same off-CPU stack as the same wait later (one tower in a flame graph); counts of one
-# are singular; poll and select show the first fd they wait on.
+# are singular; poll and select show the first fd they wait on, also when the wait was
+# under way as the recording started, and a wait resumed by restart_syscall is named.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_btf
@@ -24,8 +25,8 @@ like "$("$SRVSCOPE" blocking --format=json "$TMP/whole.trace")" \
 # interrupted, resumes as restart_syscall, and must still read clock_nanosleep.
 "$SRVSCOPE" record -p "$sp" -d 2 --progress -o "$TMP/restart.trace" >/dev/null 2>"$TMP/restart.err" &
 rec=$!
-# The snapshot must come once the recording runs (its first progress line, after 0.5 s):
-# a wait restarted before the recording cannot be told from a restart_syscall.
+# The snapshot comes once the recording runs (its first progress line, after 0.5 s): the
+# case of a wait restarted before the recording is checked further down.
 for _ in $(seq 200); do grep -q recording "$TMP/restart.err" && break; sleep 0.05; done
 "$SRVSCOPE" stacks --mode=ptrace -p "$sp" >"$TMP/snap.txt" 2>&1
 ok $? "a ptrace snapshot during the recording"
@@ -92,13 +93,31 @@ text=$("$SRVSCOPE" blocking "$TMP/poll.trace")
 printf '%s\n' "$text" | sed -n '4,6p' | sed 's/^/# /'
 like "$text" " poll +$fa\+ tcp 127.0.0.1:$pa \(listening\) " "poll: the first fd polled, + for more"
 like "$text" " (pselect6|select) +$fb tcp 127.0.0.1:$pb \(listening\) " "select: the fd in the set"
-check "no poll or select without its fd after the first episode" sh -c \
-	"! printf '%s' \"\$1\" | sed '1,4d' | grep -E ' (poll|pselect6|select) +- '" - "$text"
+check "no poll or select without its fd, the one under way at the start included" sh -c \
+	"! printf '%s' \"\$1\" | sed '1,3d' | grep -E ' (poll|pselect6|select) +- '" - "$text"
 python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
-bl = [b for t in d["tasks"] for b in t["blocks"] if b["syscall"] == "poll" and not b["from_start"]]
-sys.exit(0 if bl and all(b["fd"] == int(sys.argv[2]) and b["more_fds"] for b in bl) else 1)' \
-	<("$SRVSCOPE" blocking --format=json "$TMP/poll.trace") "$fa"
-ok $? "JSON: poll episodes have fd $fa and more_fds"
+bl = [b for t in d["tasks"] for b in t["blocks"] if b["syscall"] == "poll"]
+first = [b for t in d["tasks"] for b in t["blocks"] if b["from_start"]]
+ok = bl and all(b["fd"] == int(sys.argv[2]) and b["more_fds"] for b in bl)
+ok = ok and first and first[0]["fd"] == (int(sys.argv[2]) if first[0]["syscall"] == "poll" else int(sys.argv[3]))
+sys.exit(0 if ok else 1)' \
+	<("$SRVSCOPE" blocking --format=json "$TMP/poll.trace") "$fa" "$fb"
+ok $? "JSON: poll episodes have fd $fa and more_fds, the first one (under way at the start) too"
+
+# A wait interrupted before the recording (a stop and a continue) goes on in the kernel as
+# restart_syscall: the report names the wait it resumes, clock_nanosleep.
+/bin/sleep 30 &
+sp=$!
+_pids="$_pids $sp"
+sleep 0.2
+kill -STOP "$sp" && sleep 0.1 && kill -CONT "$sp" && sleep 0.1
+check "the stopped and continued sleep is in restart_syscall" grep -q '^219 ' "/proc/$sp/syscall"
+"$SRVSCOPE" record -p "$sp" -d 0.3 -o "$TMP/resumed.trace" 2>"$TMP/resumed.err" >/dev/null
+rc=$?; ok $rc "record a sleep resumed by restart_syscall"; [ $rc = 0 ] || sed "s/^/# /" "$TMP/resumed.err"
+text=$("$SRVSCOPE" blocking "$TMP/resumed.trace")
+like "$text" " clock_nanosleep " "the resumed wait is shown as clock_nanosleep"
+check "not as restart_syscall" sh -c '! printf "%s" "$1" | grep -q restart_syscall' - "$text"
+kill "$sp" 2>/dev/null
 
 done_testing
