@@ -17,6 +17,7 @@
 #include "model/collect.h"
 #include "model/model.h"
 #include "proc/task.h"
+#include "record/record.h"
 #include "trace/trace.h"
 #include "util/util.h"
 
@@ -50,8 +51,9 @@ static const char usage_text[] =
 	"      --keep-traces DIR  keep each run's trace in DIR (run-N.trace)\n"
 	"  -o, --output FILE      write the model as JSON (docs/model-json.md)\n"
 	"\n"
-	"A short summary goes to stdout, progress to stderr. Exit status 0, 1 when a run\n"
-	"failed (the runs done before it are kept and described), 2 for a usage error.\n";
+	"A short summary goes to stdout, progress to stderr. Ctrl-C ends the run under way\n"
+	"and the model (the runs done are described). Exit status 0, 1 when a run failed\n"
+	"(the runs done before it are kept and described), 2 for a usage error.\n";
 
 #define MAX_RUNS 64
 
@@ -473,6 +475,10 @@ int cmd_model(int argc, char **argv)
 			warning("run %zu: the server accepted no connection (is it listening where "
 				"the load connects?)",
 				r + 1);
+		if (record__signalled() && r + 1 < nr_runs) {
+			notice("interrupted: the model describes the %zu run(s) done", r + 1);
+			break;
+		}
 	}
 	if (m.nr_runs && finish(&m, traces, output))
 		ret = 1;

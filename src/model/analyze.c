@@ -145,6 +145,7 @@ struct walk {
 	struct u64map served; /* (tid, conn) -> 1: the thread did I/O on the connection */
 	struct u64map open_by_thr; /* tid -> connections it serves now */
 	struct u64map ever;	   /* (pid, fd) -> 1: was a connection at some time */
+	struct u64map holders;	   /* conn index -> fd table entries that hold it */
 	uint64_t next_conn;
 	const struct trace *t;
 	struct u64map pending; /* tid -> index + 1 of its last REC_SYSCALL_ARGS */
@@ -229,8 +230,7 @@ static void conn_closed(struct walk *w, struct model_conn *c, uint64_t ts)
 static void fd_closed(struct walk *w, uint32_t pid, int64_t fd, uint64_t ts)
 {
 	struct model_conn *c = conn_at(w, pid, fd);
-	uint64_t k, v;
-	size_t i;
+	uint64_t *held;
 
 	if (fd < 0 || fd > 0x7fffffff)
 		return;
@@ -238,10 +238,26 @@ static void fd_closed(struct walk *w, uint32_t pid, int64_t fd, uint64_t ts)
 	u64map__put(&w->kinds, fdkey(pid, fd), FDK_OTHER);
 	if (!c)
 		return;
-	for (i = 0; u64map__next(&w->fds, &i, &k, &v);)
-		if (v && &w->run->conn[v - 1] == c)
-			return;
+	held = u64map__slot(&w->holders, (uint64_t)(c - w->run->conn), NULL);
+	if (*held && --*held)
+		return;
 	conn_closed(w, c, ts);
+}
+
+/* A process is gone: so are its fds (closed without a close). */
+static void proc_gone(struct walk *w, uint32_t pid, uint64_t ts)
+{
+	uint64_t k, v, *fds = NULL;
+	size_t i, n = 0, cap = 0;
+
+	for (i = 0; u64map__next(&w->fds, &i, &k, &v);)
+		if (v && k >> 32 == pid) {
+			xgrow((void **)&fds, &cap, n + 1, sizeof(*fds));
+			fds[n++] = (uint32_t)k;
+		}
+	for (i = 0; i < n; i++)
+		fd_closed(w, pid, (int64_t)fds[i], ts);
+	free(fds);
 }
 
 /* Copies the entries of parent in m to child. */
@@ -265,6 +281,12 @@ static void copy_entries(struct u64map *m, uint32_t child, uint32_t parent)
 /* A new process gets a copy of its parent's connections and listeners. */
 static void forked(struct walk *w, uint32_t child, uint32_t parent)
 {
+	uint64_t k, v;
+	size_t i;
+
+	for (i = 0; u64map__next(&w->fds, &i, &k, &v);)
+		if (v && k >> 32 == parent)
+			(*u64map__slot(&w->holders, v - 1, NULL))++;
 	copy_entries(&w->fds, child, parent);
 	copy_entries(&w->lsn, child, parent);
 	copy_entries(&w->kinds, child, parent);
@@ -587,7 +609,10 @@ static void syscall_event(struct walk *w, const struct rec *e)
 				run->peak_conns = w->open_conns;
 		}
 		/* Connections are numbered in the order they are accepted, in both passes. */
+		if (conn_at(w, e->h.pid, ret)) /* its close was not seen (close_range, exec) */
+			fd_closed(w, e->h.pid, ret, e->h.ts);
 		u64map__put(&w->fds, fdkey(e->h.pid, ret), ++w->next_conn);
+		u64map__put(&w->holders, w->next_conn - 1, 1);
 		u64map__put(&w->ever, fdkey(e->h.pid, ret), 1);
 		break;
 	case NR_CLOSE:
@@ -701,6 +726,10 @@ static void walk_events(const struct trace *t, struct walk *w)
 			break;
 		case REC_SYSCALL:
 			syscall_event(w, e);
+			break;
+		case REC_EXIT:
+			if (e->task.flags & 1) /* the whole process */
+				proc_gone(w, e->h.pid, e->h.ts);
 			break;
 		case REC_FORK:
 			if (e->h.tid == e->h.pid) { /* a new process */
@@ -817,6 +846,7 @@ static void walk_free(struct walk *w)
 	u64map__free(&w->served);
 	u64map__free(&w->open_by_thr);
 	u64map__free(&w->ever);
+	u64map__free(&w->holders);
 	u64map__free(&w->pending);
 	u64map__free(&w->phase);
 	free(w->seqs);

@@ -50,6 +50,11 @@
 
 static volatile sig_atomic_t stop_signal;
 
+int record__signalled(void)
+{
+	return stop_signal;
+}
+
 static void on_stop(int sig)
 {
 	stop_signal = sig;

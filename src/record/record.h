@@ -49,5 +49,8 @@ struct record_opts {
  * command's exit status as a shell gives it (128 + the signal that killed it) when its
  * exit ended the recording, -1 otherwise. */
 int record__run(const struct record_opts *o, int *cmd_status);
+/* The signal (SIGINT, SIGTERM, SIGHUP) that ended a recording, 0 when none has: a caller
+ * that records several times in a row stops then too. */
+int record__signalled(void);
 
 #endif

@@ -42,6 +42,15 @@ static void fork_proc(struct tb *b, uint64_t ts, uint32_t child, uint32_t parent
 	trace_writer__add_event(b->w, &r);
 }
 
+static void exit_proc(struct tb *b, uint64_t ts, uint32_t pid)
+{
+	struct rec r;
+
+	tb_rec(b, ts, REC_EXIT, pid, pid, 0, &r);
+	r.task.flags = 1;
+	trace_writer__add_event(b->w, &r);
+}
+
 /* A request/response on fd by tid: read (data), read (EAGAIN when nb), write. */
 static void cycle(struct tb *b, uint64_t ts, uint32_t tid, uint32_t pid, int fd, bool nb)
 {
@@ -183,6 +192,7 @@ static void test_fork_per_conn(void)
 		sc(&b, ts + 200, 400, 400, 3, 0, 8, 0, 0);
 		for (j = 0; j < 4; j++)
 			cycle(&b, ts + 1000 + j * 1000, be, be, 8, false);
+		exit_proc(&b, ts + 5000, be); /* no close: its fds go with it */
 		ts += 500;
 	}
 	ts += 10000;
@@ -193,6 +203,9 @@ static void test_fork_per_conn(void)
 	ok(m->net.network_dispatch, "fork-per-conn: handed over");
 	is_str(m->net.handoff, "fork", "fork-per-conn: by fork");
 	is_str(m->net.per_connection, "process", "fork-per-conn: a process per connection");
+	ok(m->runs[0].conn[0].close_ns && m->runs[0].conn[2].close_ns,
+	   "fork-per-conn: a connection ends with the last process that held it");
+	is_int(m->runs[0].peak_conns, 3, "fork-per-conn: 3 connections open at once at most");
 	model__free(m);
 	trace__close(t);
 }
