@@ -37,7 +37,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 for r in $(seq "$ROUNDS"); do
 	$LOAD >"$OUT/slap" 2>&1
 	rate "$OUT/slap" >>"$OUT/none"
-	"$SRVSCOPE" model -p "$MC" --conns 8 --duration 10 --load "$LOAD >$OUT/slap 2>&1" \
+	"$SRVSCOPE" model -p "$MC" --conns 8 --duration 10 ${MODEL_OPTS:-} --load "$LOAD >$OUT/slap 2>&1" \
 		>/dev/null 2>"$OUT/model.err" || { cat "$OUT/model.err" >&2; exit 1; }
 	rate "$OUT/slap" >>"$OUT/model"
 	echo "round $r: unrecorded $(tail -1 "$OUT/none") gets/s, under the model's recording $(tail -1 "$OUT/model") gets/s"
