@@ -25,12 +25,21 @@ CFLAGS   += -std=gnu11 $(WARN) -pthread
 LIBS     := -lbpf -lunwind-x86_64 -lunwind -ldw -lelf -ljansson -lncursesw -ltinfo \
 	    -liberty -lzstd -lz -llzma -lbz2 -lpthread -ldl
 LIBS     += -lm
+LIBS     += -lhwloc
+LIBS     += -lprotobuf-c
+LIBS     += -lmicrohttpd
 
 SRCS     := $(shell find src -name '*.c' ! -name '*.bpf.c' | sort)
 OBJS     := $(SRCS:%.c=$(BUILD)/%.o)
 LIBOBJS  := $(filter-out $(BUILD)/src/main.o,$(OBJS))
 BPFSRCS  := $(wildcard src/bpf/*.bpf.c)
 SKELS    := $(BPFSRCS:src/bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
+
+# pprof: C code generated from src/output/profile.proto into $(BUILD)/proto (not committed;
+# the fuzz targets link this same object).
+PROTO_OBJ := $(BUILD)/proto/profile.pb-c.o
+OBJS     += $(PROTO_OBJ)
+LIBOBJS  += $(PROTO_OBJ)
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
@@ -52,6 +61,24 @@ $(BUILD)/src/%.o: src/%.c $(SKELS) | $(BUILD)/vmlinux.h
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+# srvscope report: the page's HTML, CSS and JavaScript are built into assets.o (.incbin).
+$(BUILD)/src/report/assets.o: $(wildcard src/report/assets/*)
+$(BUILD)/proto/profile.pb-c.c: src/output/profile.proto
+	$(call msg,PROTOC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)protoc-c --proto_path=src/output --c_out=$(@D) $<
+$(BUILD)/proto/profile.pb-c.h: $(BUILD)/proto/profile.pb-c.c
+$(BUILD)/proto/%.o: $(BUILD)/proto/%.c
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+$(BUILD)/src/output/pprof.o $(BUILD)/fuzzobj/src/output/pprof.o: $(BUILD)/proto/profile.pb-c.h
+# serve: the static binary gets stand-ins for GnuTLS (src/serve/gnutls_stubs.inc says why).
+$(BUILD)/srvscope-static: $(BUILD)/static/gnutls_stubs.o
+$(BUILD)/static/gnutls_stubs.o: src/serve/gnutls_stubs.inc
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Wno-unused-parameter -x c -c -o $@ $<
 
 # BPF: vmlinux.h from the running kernel's BTF, CO-RE objects, skeletons.
 $(BUILD)/vmlinux.h:
@@ -156,7 +183,7 @@ FUZZFLAGS := -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer
 $(BUILD)/fuzzobj/src/%.o: src/%.c $(SKELS) | $(BUILD)/vmlinux.h
 	$(call msg,FUZZCC,$<)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(CPPFLAGS) -std=gnu11 -pthread $(FUZZFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+	$(Q)$(CLANG) $(CPPFLAGS) -std=gnu11 -pthread $(FUZZFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZOBJS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
@@ -174,4 +201,4 @@ clean:
 	$(Q)rm -rf build build-asan
 
 .PHONY: all static fixtures demo-bins deps demo check asan fuzz fuzz-bins format clean
--include $(OBJS:.o=.d)
+-include $(OBJS:.o=.d) $(FUZZOBJS:.o=.d)

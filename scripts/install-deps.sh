@@ -9,6 +9,14 @@ linux-perf bpftrace memcached libmemcached-tools redis-server python3 nodejs
 nginx-light apache2 apache2-utils postgresql postgresql-contrib haproxy"
 # srvscope model's thread-per-connection server (and mariadb-slap to drive it)
 PKGS="$PKGS mariadb-server mariadb-client"
+# srvscope report: the HTML report is opened in headless Chromium by t78.
+PKGS="$PKGS chromium"
+# srvscope clone's tests count the clone's syscalls with strace (t72)
+PKGS="$PKGS strace"
+# cpu and topology: hwloc (the library, its static archive and lstopo), iperf3 (t74)
+PKGS="$PKGS libhwloc-dev hwloc-nox iperf3"
+# pprof and serve: the HTTP library, go tool pprof and a real Prometheus for the tests.
+PKGS="$PKGS libmicrohttpd-dev golang-go prometheus"
 # libFuzzer's runtime (make check links the fuzz targets) ships apart from clang, under
 # clang's major version: libclang-rt-14-dev on Debian 12.
 clang_major=$(clang --version 2>/dev/null | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)

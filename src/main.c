@@ -23,6 +23,12 @@ static const struct command commands[] = {
 	 "each thread's running, runnable and blocked time, for Perfetto"},
 	{"load", cmd_load, "open-loop load on a memcached, redis or HTTP server, with latencies"},
 	{"model", cmd_model, "what a server is: thread roles, network model, syscalls per request"},
+	{"critical", cmd_critical, "the critical path of a thread, across threads and hosts"},
+	{"report", cmd_report, "one self-contained HTML report (flame graphs, tables) of traces"},
+	{"clone", cmd_clone, "run a synthetic server built from a srvscope model"},
+	{"cpu", cmd_cpu, "where CPU time goes: functions, components, threads, cores"},
+	{"topology", cmd_topology, "the machine's cores, caches and NUMA nodes; where threads ran"},
+	{"serve", cmd_serve, "agent: Prometheus metrics and pprof profiles over HTTP"},
 };
 
 static void usage(FILE *f)

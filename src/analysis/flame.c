@@ -260,39 +260,13 @@ static bool thread_ok(const struct trace *t, const struct flame_filter *f, uint3
 	return !f || trace__task_match(t, f->pid, f->tid, f->comm, pid, tid);
 }
 
-static void collect(const struct trace *t, enum flame_kind kind, const struct flame_filter *f,
-		    struct groups *gs)
+/* Off-CPU or wake-up weights from episodes: blocked until woken. */
+static void collect_episodes(const struct block_report *r, enum flame_kind kind, struct groups *gs)
 {
-	struct block_filter bf = {0};
-	struct block_report r;
 	size_t i;
 
-	if (kind == FLAME_ON) {
-		for (i = 0; i < t->nr_ev; i++) {
-			const struct rec *e = t->ev[i];
-			struct gkey k;
-
-			trace__done_before(t, i);
-
-			if (e->h.type != REC_SAMPLE || !thread_ok(t, f, e->h.tid, e->h.pid))
-				continue;
-			memset(&k, 0, sizeof(k));
-			k.tid = e->h.tid;
-			k.pid = e->h.pid;
-			k.ustack = e->sample.ustack;
-			k.kstack = e->sample.kstack;
-			add(gs, &k, e->h.ts, 1);
-		}
-		return;
-	}
-	if (f) {
-		bf.pid = f->pid;
-		bf.tid = f->tid;
-		bf.comm = f->comm;
-	}
-	blocking__analyze_unsorted(t, &bf, &r);
-	for (i = 0; i < r.nr; i++) {
-		const struct block_episode *ep = &r.eps[i];
+	for (i = 0; i < r->nr; i++) {
+		const struct block_episode *ep = &r->eps[i];
 		/* Blocked until woken; the wait for a CPU after that is scheduling delay
 		 * ('sched' reports it), not blocking. */
 		uint64_t end = ep->wake_ns >= ep->start_ns && ep->wake_ns <= ep->end_ns
@@ -331,6 +305,40 @@ static void collect(const struct trace *t, enum flame_kind kind, const struct fl
 		}
 		add(gs, &k, ep->start_ns, us);
 	}
+}
+
+static void collect(const struct trace *t, enum flame_kind kind, const struct flame_filter *f,
+		    struct groups *gs)
+{
+	struct block_filter bf = {0};
+	struct block_report r;
+	size_t i;
+
+	if (kind == FLAME_ON) {
+		for (i = 0; i < t->nr_ev; i++) {
+			const struct rec *e = t->ev[i];
+			struct gkey k;
+
+			trace__done_before(t, i);
+
+			if (e->h.type != REC_SAMPLE || !thread_ok(t, f, e->h.tid, e->h.pid))
+				continue;
+			memset(&k, 0, sizeof(k));
+			k.tid = e->h.tid;
+			k.pid = e->h.pid;
+			k.ustack = e->sample.ustack;
+			k.kstack = e->sample.kstack;
+			add(gs, &k, e->h.ts, 1);
+		}
+		return;
+	}
+	if (f) {
+		bf.pid = f->pid;
+		bf.tid = f->tid;
+		bf.comm = f->comm;
+	}
+	blocking__analyze_unsorted(t, &bf, &r);
+	collect_episodes(&r, kind, gs);
 	block_report__free(&r);
 }
 
@@ -339,17 +347,16 @@ static int cmp_line(const void *a, const void *b)
 	return strcmp(((const struct flame_line *)a)->stack, ((const struct flame_line *)b)->stack);
 }
 
-void flame__build(const struct trace *t, enum flame_kind kind, const struct flame_filter *f,
-		  const struct flame_namer *n, struct flame *out)
+/* The folded lines of the groups gathered; frees them. */
+static void build(const struct trace *t, enum flame_kind kind, const struct flame_namer *n,
+		  struct groups *gsp, struct flame *out)
 {
-	struct groups gs = {0};
+	struct groups gs = *gsp;
 	struct u64map lines = {0};
 	struct sbuf b = {0};
 	struct sched_text sched;
 	size_t i, cap = 0;
 
-	memset(out, 0, sizeof(*out));
-	collect(t, kind, f, &gs);
 	/* After the episodes are freed: the kallsyms text it decompresses is megabytes. */
 	sched_text__init(&sched, t);
 	for (i = 0; i < gs.nr; i++) {
@@ -398,6 +405,27 @@ void flame__build(const struct trace *t, enum flame_kind kind, const struct flam
 	free(gs.g);
 	u64map__free(&gs.idx);
 	u64map__free(&lines);
+}
+
+void flame__build(const struct trace *t, enum flame_kind kind, const struct flame_filter *f,
+		  const struct flame_namer *n, struct flame *out)
+{
+	struct groups gs = {0};
+
+	memset(out, 0, sizeof(*out));
+	collect(t, kind, f, &gs);
+	build(t, kind, n, &gs, out);
+}
+
+void flame__build_episodes(const struct trace *t, enum flame_kind kind,
+			   const struct block_report *eps, const struct flame_namer *n,
+			   struct flame *out)
+{
+	struct groups gs = {0};
+
+	memset(out, 0, sizeof(*out));
+	collect_episodes(eps, kind, &gs);
+	build(t, kind, n, &gs, out);
 }
 
 void flame__free(struct flame *fl)

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct block_report;
 struct trace;
 
 enum flame_kind {
@@ -43,6 +44,12 @@ struct flame {
 int flame__parse_kind(const char *s, enum flame_kind *kind);
 void flame__build(const struct trace *t, enum flame_kind kind, const struct flame_filter *f,
 		  const struct flame_namer *n, struct flame *out);
+/* The same for FLAME_OFF or FLAME_WAKE from episodes the caller already has (all of the
+ * trace's, from blocking__analyze*), for a caller that uses them too: the trace's events
+ * are not read again. */
+void flame__build_episodes(const struct trace *t, enum flame_kind kind,
+			   const struct block_report *eps, const struct flame_namer *n,
+			   struct flame *out);
 void flame__free(struct flame *fl);
 
 #endif

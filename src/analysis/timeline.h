@@ -37,6 +37,12 @@ struct timeline {
 /* Fills tl from t, for the threads f lets through (NULL: all; min_ns is ignored). */
 void timeline__build(const struct trace *t, const struct block_filter *f, struct timeline *tl);
 void timeline__free(struct timeline *tl);
+/* The same slices for every thread, handed to fn one at a time as they are found (in no
+ * order), none kept: for callers that only add them up (the HTML report's time buckets),
+ * at no memory per event. blocks: the trace's episodes (blocking__analyze*), which give the
+ * blocked and woken slices (ep: the index in blocks). */
+void timeline__each(const struct trace *t, const struct block_report *blocks,
+		    void (*fn)(void *ctx, const struct tl_slice *s), void *ctx);
 const char *timeline__kind_name(enum tl_kind kind); /* "running", "runnable", ... */
 
 #endif

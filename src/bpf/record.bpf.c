@@ -1355,3 +1355,84 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	rec_submit(r);
 	return 0;
 }
+
+/* ---- record --net: TCP segments as they leave and reach a device (srvscope critical) ---- */
+
+/* The network namespace (inode number) whose devices are recorded: the recorder's own, so
+ * that a host is a namespace; 0: every one. */
+const volatile __u32 net_ns = 0;
+/* --net=all: loopback too. By default its segments are left out: they never cross hosts,
+ * and a loopback-heavy server makes as many of them as scheduler events. */
+const volatile bool net_loopback = false;
+
+#define ETH_P_IP_BE 0x0008 /* htons(ETH_P_IP) */
+
+/* One TCP/IPv4 segment of skb, whose IP header is at ip. The sender (a TX in a task's
+ * context) or the interrupted task is the record's tid; softirq tells which softirq run it
+ * happened in, so that a segment sent in answer to another (a SYN-ACK, an ACK) is tied to
+ * it. */
+static __always_inline int net_record(struct sk_buff *skb, void *ip, __u16 type)
+{
+	/* skb is a trusted BTF pointer here: its fields are plain loads, not helper calls. */
+	struct net_device *dev = skb->dev;
+	struct {
+		struct iphdr ip;
+		struct tcphdr tcp;
+	} h;
+	struct cpu_ctx *c;
+	__u32 ns, hl;
+	__u64 id, ts;
+	__u16 tot;
+	struct rec *r;
+
+	if (!dev || skb->protocol != ETH_P_IP_BE)
+		return 0;
+	if (!net_loopback && (dev->flags & IFF_LOOPBACK))
+		return 0;
+	ns = dev->nd_net.net->ns.inum;
+	if (net_ns && ns != net_ns)
+		return 0;
+	/* One read for the common 20-byte IP header, a second one only with options. */
+	if (bpf_probe_read_kernel(&h, sizeof(h), ip) || h.ip.version != 4 || h.ip.protocol != 6)
+		return 0;
+	hl = h.ip.ihl * 4;
+	if (hl != sizeof(h.ip) && bpf_probe_read_kernel(&h.tcp, sizeof(h.tcp), ip + hl))
+		return 0;
+	c = ctx_get();
+	if (!c)
+		return 0;
+	ts = bpf_ktime_get_ns();
+	id = bpf_get_current_pid_tgid();
+	r = rec_reserve(ts, type, (__u32)id, id >> 32);
+	if (!r)
+		return 0;
+	r->h.aux = dev->ifindex;
+	r->net.saddr = h.ip.saddr;
+	r->net.daddr = h.ip.daddr;
+	r->net.sport = h.tcp.source;
+	r->net.dport = h.tcp.dest;
+	r->net.seq = h.tcp.seq;
+	r->net.ack = h.tcp.ack_seq;
+	tot = __builtin_bswap16(h.ip.tot_len);
+	r->net.len = tot > hl + h.tcp.doff * 4 ? tot - hl - h.tcp.doff * 4 : 0;
+	r->net.flags = ((__u8 *)&h.tcp)[13];
+	r->net.pad = 0;
+	r->net.netns = ns;
+	r->net.softirq = c->softirq_seq;
+	rec_submit(r);
+	return 0;
+}
+
+SEC("tp_btf/net_dev_queue")
+int BPF_PROG(net_tx, struct sk_buff *skb)
+{
+	/* On the way out the network header offset is set; data may point at a link header. */
+	return net_record(skb, skb->head + skb->network_header, REC_NET_TX);
+}
+
+SEC("tp_btf/netif_receive_skb")
+int BPF_PROG(net_rx, struct sk_buff *skb)
+{
+	/* On the way in the link header is pulled already: data is the IP header. */
+	return net_record(skb, skb->data, REC_NET_RX);
+}

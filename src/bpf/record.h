@@ -24,6 +24,8 @@ enum rec_type {
 	REC_SYSCALL = 9,       /* one syscall, written at its exit; aux: its number */
 	REC_SAMPLE = 10,       /* an on-CPU sample (cpu-clock) */
 	REC_STATE = 11,	       /* written by user space at the start: a task's state then */
+	REC_NET_TX = 12, /* record --net: a TCP segment queued to a device (net_dev_queue) */
+	REC_NET_RX = 13, /* record --net: a TCP segment received (netif_receive_skb) */
 	/* --syscall-args: what a REC_SYSCALL of the same task does not hold, for the syscalls
 	 * listed at struct rec_sysargs; its time is the syscall's entry; aux: its number. */
 	REC_SYSCALL_ARGS = 20,
@@ -135,6 +137,20 @@ struct rec_state { /* aux: the state letter as in /proc/PID/stat | SWITCH_* flag
 	__u64 kstack, ustack; /* where it was blocked then (nostop snapshot), 0 when unknown */
 };
 
+/* REC_NET_TX, REC_NET_RX (aux: the device's ifindex). tid/pid: the task running then (the
+ * sender of a TX in a task's context; for an RX, or a TX sent from a softirq, whoever it
+ * interrupted). IPv4 only; addresses and ports in network byte order as on the wire. */
+struct rec_net {
+	__u32 saddr, daddr;
+	__u16 sport, dport;
+	__u32 seq, ack;
+	__u16 len;    /* TCP payload bytes */
+	__u8 flags;   /* TCP flags byte (FIN 1, SYN 2, RST 4, PSH 8, ACK 16) */
+	__u8 pad;
+	__u32 netns;  /* the device's network namespace (its inode number) */
+	__u64 softirq; /* which softirq run it happened in (per CPU), 0 in a task's context */
+};
+
 struct rec {
 	struct rec_hdr h;
 	union {
@@ -145,6 +161,7 @@ struct rec {
 		struct rec_sysargs sa;
 		struct rec_sample sample;
 		struct rec_state state;
+		struct rec_net net;
 		__u8 raw[REC_SIZE - sizeof(struct rec_hdr)];
 	};
 };

@@ -8,6 +8,7 @@
 
 #include "analysis/blocking.h"
 #include "cmd/cmd.h"
+#include "critical/critical.h"
 #include "output/json_writer.h"
 #include "snapshot/snapshot.h"
 #include "trace/report_cmdline.h"
@@ -34,7 +35,9 @@ static const char usage_text[] =
 	"                     then user frames, innermost first) and the waker's stack;\n"
 	"                     JSON: stack ids into a table of each distinct stack; a stack\n"
 	"                     missing from the trace (damaged) is one [unknown] frame\n"
-	"  -f, --format FMT   text (default) or json (docs/blocking-json.md, streamed)\n";
+	"  -f, --format FMT   text (default) or json (docs/blocking-json.md, streamed)\n"
+	"      --critical     text: under each episode, what its wait was on the critical\n"
+	"                     path (see 'srvscope critical'): the largest parts by thread\n";
 
 struct report {
 	const struct trace *t;
@@ -42,7 +45,30 @@ struct report {
 	struct trace_symbols *syms; /* frame names: stacks, timer callbacks */
 	struct json_writer *w;	    /* --format=json */
 	struct stack_table *tab;    /* --format=json --stacks: the stacks written */
+	struct crit_graph *crit;    /* --critical */
 };
+
+/* --critical: the wait's critical path in one line, its three largest parts. */
+static void print_episode_critical(struct report *rp, const struct block_episode *ep)
+{
+	uint64_t end = ep->wake_ns > ep->start_ns ? ep->wake_ns : ep->end_ns;
+	struct crit_share top[3];
+	struct crit_path p;
+	size_t i, n;
+
+	if (end <= ep->start_ns || crit_graph__path(rp->crit, 0, ep->tid, ep->start_ns, end, &p))
+		return;
+	n = crit_path__top(&p, top, 3);
+	printf("  %12s critical path:", "");
+	for (i = 0; i < n; i++) {
+		const struct trace_thread *th = trace__thread(rp->t, top[i].tid);
+
+		printf("%s %s %u %s %.3f ms", i ? "," : "", th ? th->comm : "?", top[i].tid,
+		       crit_edge__name(top[i].edge), top[i].ns / 1e6);
+	}
+	printf("\n");
+	crit_path__free(&p);
+}
 
 /* missing: the frame stands for a stack the trace does not hold (see stack_frames). */
 typedef void (*frame_fn)(void *arg, const char *name, bool kernel, bool missing);
@@ -203,6 +229,8 @@ static void print_task_text(struct report *rp, const struct block_episode *eps, 
 		       : ep->unfinished			? ">"
 							: "",
 		       syscall_name(ep->syscall, nbuf, sizeof(nbuf)), fd, wake);
+		if (rp->crit)
+			print_episode_critical(rp, ep);
 		if (rp->stacks)
 			print_episode_stacks(rp, ep);
 	}
@@ -497,6 +525,7 @@ int cmd_blocking(int argc, char **argv)
 	static const struct option longopts[] = {REPORT_CMDLINE_OPT_FILTERS,
 						 {"min-ms", required_argument, NULL, 'm'},
 						 {"stacks", no_argument, NULL, 's'},
+						 {"critical", no_argument, NULL, 256},
 						 REPORT_CMDLINE_OPT_FORMAT,
 						 REPORT_CMDLINE_OPT_HELP,
 						 {0}};
@@ -504,6 +533,8 @@ int cmd_blocking(int argc, char **argv)
 	struct block_filter f = {0};
 	struct block_report r;
 	struct report rp = {0};
+	struct crit_graph crit;
+	bool want_crit = false;
 	struct trace *t;
 	bool json;
 	double ms;
@@ -516,6 +547,8 @@ int cmd_blocking(int argc, char **argv)
 	while ((c = report_cmdline__next(&rc, argc, argv, "p:t:c:m:sf:h", longopts)) > 0) {
 		if (c == 's')
 			rp.stacks = true;
+		if (c == 256)
+			want_crit = true;
 		if (c == 'm') {
 			if (parse_double("--min-ms", optarg, 0, 1e9, &ms))
 				return 2;
@@ -531,6 +564,14 @@ int cmd_blocking(int argc, char **argv)
 	rp.t = t;
 	rp.syms = trace_symbols__new(t); /* names are looked up only when needed */
 	blocking__analyze(t, &f, &r);
+	if (want_crit && !json) {
+		char err[256];
+
+		if (crit_graph__build(&crit, &t, 1, err, sizeof(err)))
+			error("blocking: --critical: %s", err);
+		else
+			rp.crit = &crit;
+	}
 	/* The episodes hold what the report prints: the events' index is no longer needed
 	 * while it writes them (and the stacks' names are looked up). */
 	trace__drop_events(t);
@@ -555,6 +596,8 @@ int cmd_blocking(int argc, char **argv)
 		       r.nr, r.nr == 1 ? "" : "s", (t->end_ns - t->first_ns) / 1e9, t->hdr.host,
 		       t->hdr.kernel, unknown, trace__lost_summary(t, lost, sizeof(lost)));
 	}
+	if (rp.crit)
+		crit_graph__free(rp.crit);
 	trace_symbols__delete(rp.syms);
 	block_report__free(&r);
 	trace__close(t);

@@ -11,5 +11,11 @@ int cmd_flame(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
 int cmd_load(int argc, char **argv);
 int cmd_model(int argc, char **argv);
+int cmd_critical(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_clone(int argc, char **argv);
+int cmd_cpu(int argc, char **argv);
+int cmd_topology(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 #endif

@@ -56,9 +56,34 @@ static const char usage_text[] =
 	"                         for MS ms (default 100; 0: take every stack afresh); a\n"
 	"                         user stack is reused only while the stack words its\n"
 	"                         unwind read are unchanged\n"
+	"      --net[=all]        also record TCP segments sent and received by this\n"
+	"                         network namespace's devices (addresses, ports, seq, ack,\n"
+	"                         flags), for 'srvscope critical' across hosts; =all: the\n"
+	"                         loopback device's too (left out by default: they never\n"
+	"                         cross hosts, and cost as much as scheduler events)\n"
 	"      --progress, --no-progress\n"
 	"                         the live status line (default: when stderr is a terminal)\n"
 	"  -v, --verbose          libbpf's messages (verifier log on load errors)\n";
+
+/* --clock-skew=OFFSET_NS,PPM (undocumented in --help, for tests of 'critical' across
+ * hosts): every timestamp written is shifted by OFFSET_NS and stretched by PPM parts per
+ * million from the recording's start, as another machine's clock would be. */
+static int parse_skew(const char *s, struct record_opts *o)
+{
+	char *end;
+
+	errno = 0;
+	o->skew_ns = strtoll(s, &end, 10);
+	if (errno || end == s || *end != ',')
+		return error("invalid value '%s' for --clock-skew: expected OFFSET_NS,PPM", s);
+	s = end + 1;
+	o->skew_ppm = strtod(s, &end);
+	if (end == s || *end || o->skew_ppm < -1000 || o->skew_ppm > 1000)
+		return error("invalid value '%s' for --clock-skew: expected OFFSET_NS,PPM with "
+			     "|PPM| <= 1000",
+			     s);
+	return 0;
+}
 
 /* "4096", "64K", "32M", "1G" into bytes, rounded up to a power of two. */
 static int parse_size(const char *opt, const char *s, uint64_t *out)
@@ -164,7 +189,9 @@ int cmd_record(int argc, char **argv)
 		OPT_READ_TIMER,
 		OPT_CALL_GRAPH,
 		OPT_NO_CHILDREN,
-		OPT_FORCE
+		OPT_FORCE,
+		OPT_NET,
+		OPT_CLOCK_SKEW,
 	};
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
@@ -185,6 +212,8 @@ int cmd_record(int argc, char **argv)
 		{"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
+		{"net", optional_argument, NULL, OPT_NET},
+		{"clock-skew", required_argument, NULL, OPT_CLOCK_SKEW}, /* tests only */
 		{0}};
 	struct record_opts o = {
 		.output = RECORD_DEFAULT_OUTPUT,
@@ -268,6 +297,19 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'v':
 			o.verbose = true;
+			break;
+		case OPT_NET:
+			if (optarg && strcmp(optarg, "all"))
+				return usage_error("record",
+						   "invalid value '%s' for --net: expected "
+						   "--net or --net=all",
+						   optarg);
+			o.net = true;
+			o.net_loopback = optarg != NULL;
+			break;
+		case OPT_CLOCK_SKEW:
+			if (parse_skew(optarg, &o))
+				return 2;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);

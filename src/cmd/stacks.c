@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "analysis/aggregate.h"
 #include "attach/ptrace.h"
@@ -29,7 +30,8 @@ static const char usage_text[] =
 	"      --no-children     PID alone, not its descendants\n"
 	"  -n, --samples COUNT   take COUNT samples and aggregate them (default 1)\n"
 	"  -i, --interval MS     milliseconds between samples (default 100)\n"
-	"  -f, --format FMT      text (default), raw (gdb style), folded, json, speedscope\n"
+	"  -f, --format FMT      text (default), raw (gdb style), folded, json, speedscope,\n"
+	"                        pprof (gzip'd profile.proto for go tool pprof: docs/pprof.md)\n"
 	"  -k, --kernel          add kernel frames below the user frames\n"
 	"      --mode MODE       auto (default: nostop when the kernel allows), ptrace, nostop\n"
 	"      --consistent      ptrace: freeze all threads together (reports the freeze time)\n"
@@ -51,6 +53,7 @@ int cmd_stacks(int argc, char **argv)
 	struct stacks_tree *tree;
 	struct stack_agg *agg;
 	long samples = 1, interval = 100, s;
+	uint64_t start;
 	enum output_format fmt = OUTPUT_TEXT;
 	int c, ret = 0;
 
@@ -84,6 +87,9 @@ int cmd_stacks(int argc, char **argv)
 	}
 	if (stacks_cmdline__finish(&cl, argc, argv, optind) < 0)
 		return 2;
+	if (fmt == OUTPUT_PPROF && isatty(STDOUT_FILENO))
+		return usage_error("stacks", "pprof is binary: redirect the output to a file");
+	start = now_ns();
 	tree = stacks_tree__new(cl.pid, &cl.opts, !cl.no_children);
 	if (!tree)
 		return 1;
@@ -119,7 +125,8 @@ int cmd_stacks(int argc, char **argv)
 
 			snprintf(name, sizeof(name), "srvscope stacks -p %d", (int)cl.pid);
 			output__speedscope(stdout, agg, name);
-		}
+		} else if (fmt == OUTPUT_PPROF && output__pprof(stdout, agg, now_ns() - start))
+			ret = 1;
 	}
 	stack_agg__delete(agg);
 	stacks_tree__delete(tree);

@@ -35,7 +35,8 @@ static const char usage_text[] =
 	"  -i, --interval MS      milliseconds between refreshes (default 1000)\n"
 	"  -n, --iterations N     exit after N refreshes (default: run until q or a signal)\n"
 	"  -f, --format FMT       output when not on a terminal: raw (default), folded, json\n"
-	"                         (one JSON document per line), speedscope (likewise), text\n"
+	"                         (one JSON document per line), speedscope (likewise), text,\n"
+	"                         pprof (one profile of every refresh, written at the end)\n"
 	"  -k, --kernel           show kernel frames (below the user frames)\n"
 	"      --mode MODE        auto (default: nostop when the kernel allows), ptrace, nostop\n"
 	"      --stack-size N     bytes of each thread's stack copied (default 16384;\n"
@@ -231,10 +232,24 @@ out_close:
 	return ret;
 }
 
+/* pprof is one binary document: the refreshes add up in one aggregate, written when top
+ * ends (-n, a signal, the target's exit). */
+static int top__pprof_end(struct top *tp, struct stack_agg *all, uint64_t start, int ret)
+{
+	if (all->samples) {
+		stack_agg__sort(all);
+		if (output__pprof(stdout, all, now_ns() - start))
+			ret = 1;
+	}
+	stack_agg__delete(all);
+	return ret;
+}
+
 /* Not on a terminal: one snapshot per interval, flushed as it comes. */
 static int top__stream(struct top *tp)
 {
-	uint64_t next = now_ns();
+	uint64_t next = now_ns(), start = next;
+	struct stack_agg *all = NULL;
 	long i;
 
 	for (i = 0; !tp->iterations || i < tp->iterations; i++) {
@@ -251,8 +266,22 @@ static int top__stream(struct top *tp)
 		if (ptrace_interrupted)
 			break;
 		snap = stacks_tree__sample(tp->tree);
-		if (!snap)
+		if (!snap) {
+			if (all)
+				return top__pprof_end(tp, all, start,
+						      stacks_tree__exit_status(tp->tree, i));
 			return stacks_tree__exit_status(tp->tree, i);
+		}
+		if (tp->fmt == OUTPUT_PPROF) {
+			if (!all) {
+				all = stack_agg__new(tp->cl.opts.kernel);
+				proc__title(tp->cl.pid, all->title, sizeof(all->title));
+				name_escape_inplace(all->title, sizeof(all->title));
+			}
+			stack_agg__add(all, snap);
+			snapshot__delete(snap);
+			continue;
+		}
 		if (tp->fmt == OUTPUT_RAW) {
 			output__raw(stdout, snap);
 		} else {
@@ -277,7 +306,7 @@ static int top__stream(struct top *tp)
 		if (ferror(stdout))
 			return 1;
 	}
-	return 0;
+	return all ? top__pprof_end(tp, all, start, 0) : 0;
 }
 
 int cmd_top(int argc, char **argv)
@@ -327,6 +356,8 @@ int cmd_top(int argc, char **argv)
 	}
 	if (stacks_cmdline__finish(&tp.cl, argc, argv, optind) < 0)
 		return 2;
+	if (tp.fmt == OUTPUT_PPROF && isatty(STDOUT_FILENO))
+		return usage_error("top", "pprof is binary: redirect the output to a file");
 	screen = isatty(STDOUT_FILENO) && !tp.fmt_given;
 	/* Kernel stacks cost a few percent of a core at 10 Hz on 1000 threads (taking and
 	 * symbolizing them): taken with --kernel, or from the first 'k' on. */

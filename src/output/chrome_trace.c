@@ -49,6 +49,11 @@ static json_t *event(const char *ph, const char *name, uint32_t pid, uint32_t ti
 	return ev;
 }
 
+json_t *chrome_trace__event(const char *ph, const char *name, uint32_t pid, uint32_t tid)
+{
+	return event(ph, name, pid, tid);
+}
+
 static void name_thread(struct writer *w, uint32_t pid, uint32_t tid, bool process)
 {
 	const struct trace_thread *th = trace__thread(w->t, process ? pid : tid);
@@ -146,6 +151,13 @@ static void flow(struct writer *w, const struct block_episode *ep, uint64_t id)
 int chrome_trace__write(FILE *f, const struct trace *t, const struct timeline *tl,
 			const char *(*kernel)(void *ctx, uint64_t addr), void *ctx)
 {
+	return chrome_trace__write_more(f, t, tl, kernel, ctx, NULL, NULL);
+}
+
+int chrome_trace__write_more(FILE *f, const struct trace *t, const struct timeline *tl,
+			     const char *(*kernel)(void *ctx, uint64_t addr), void *ctx,
+			     int (*more)(FILE *f, bool *first, void *arg), void *arg)
+{
 	struct writer w = {.f = f, .t = t, .first = true};
 	struct u64map tids = {0}, pids = {0};
 	json_t *other = json_object();
@@ -177,6 +189,8 @@ int chrome_trace__write(FILE *f, const struct trace *t, const struct timeline *t
 		    trace__thread(t, ep->waker_tid))
 			flow(&w, ep, ++flows);
 	}
+	if (more && more(f, &w.first, arg))
+		w.err = -EIO;
 	fputs("\n],\n\"displayTimeUnit\": \"ms\",\n\"otherData\": ", f);
 	json_object_set_new(other, "tool", json_string("srvscope timeline"));
 	json_object_set_new(other, "host", json_string(t->hdr.host));

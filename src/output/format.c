@@ -15,6 +15,7 @@ int output__parse_format(const char *s, enum output_format *fmt)
 		{"folded", OUTPUT_FOLDED},
 		{"json", OUTPUT_JSON},
 		{"speedscope", OUTPUT_SPEEDSCOPE},
+		{"pprof", OUTPUT_PPROF},
 	};
 	size_t i;
 
@@ -24,5 +25,5 @@ int output__parse_format(const char *s, enum output_format *fmt)
 			return 0;
 		}
 	}
-	return error("unknown format '%s': use text, raw, folded, json or speedscope", s);
+	return error("unknown format '%s': use text, raw, folded, json, speedscope or pprof", s);
 }

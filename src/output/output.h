@@ -5,14 +5,22 @@
 #define SRVSCOPE_OUTPUT_OUTPUT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct stack_agg;
 struct snapshot;
 
-enum output_format { OUTPUT_TEXT, OUTPUT_RAW, OUTPUT_FOLDED, OUTPUT_JSON, OUTPUT_SPEEDSCOPE };
+enum output_format {
+	OUTPUT_TEXT,
+	OUTPUT_RAW,
+	OUTPUT_FOLDED,
+	OUTPUT_JSON,
+	OUTPUT_SPEEDSCOPE,
+	OUTPUT_PPROF,
+};
 
-/* Parses "text", "raw", "folded", "json", "speedscope"; returns -1 after an error message
+/* Parses "text", "raw", "folded", "json", "speedscope", "pprof"; returns -1 after an error message
  * otherwise. */
 int output__parse_format(const char *s, enum output_format *fmt);
 
@@ -27,5 +35,8 @@ void output__json(FILE *f, const struct stack_agg *agg, bool compact);
 /* The folded stacks as one speedscope document on one line (a profile per thread name,
  * weights in thread-samples); name: the document's. */
 void output__speedscope(FILE *f, const struct stack_agg *agg, const char *name);
+/* The aggregate as one gzip'd pprof profile (samples/count, labels thread and tid;
+ * docs/pprof.md), over duration_ns; 0, or -1 after an error message. */
+int output__pprof(FILE *f, const struct stack_agg *agg, uint64_t duration_ns);
 
 #endif

@@ -60,6 +60,11 @@ static void on_stop(int sig)
 	stop_signal = sig;
 }
 
+void record__stop(void)
+{
+	stop_signal = SIGTERM;
+}
+
 struct recorder {
 	const struct record_opts *o;
 	struct record_bpf *skel;
@@ -239,6 +244,28 @@ static const struct rec *rewrite_ustack(struct recorder *r, const struct rec *e,
 	return copy;
 }
 
+/* --clock-skew: the time another machine's clock would show (tests of 'critical'). */
+static uint64_t skewed(const struct recorder *r, uint64_t ts)
+{
+	const struct record_opts *o = r->o;
+
+	if (!o->skew_ns && !o->skew_ppm)
+		return ts;
+	return ts + o->skew_ns + (int64_t)((double)(int64_t)(ts - r->start_ns) * o->skew_ppm / 1e6);
+}
+
+static const struct rec *skew_event(const struct recorder *r, const struct rec *e, struct rec *copy)
+{
+	if (!r->o->skew_ns && !r->o->skew_ppm)
+		return e;
+	if (e != copy)
+		*copy = *e;
+	copy->h.ts = skewed(r, e->h.ts);
+	if (e->h.type == REC_SYSCALL)
+		copy->sc.enter_ts = skewed(r, e->sc.enter_ts);
+	return copy;
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct recorder *r = ctx;
@@ -267,7 +294,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		return 0;
 	if (r->o->ustack_dump_bytes)
 		e = rewrite_ustack(r, e, &copy);
-	trace_writer__add_event(r->w, e);
+	trace_writer__add_event(r->w, skew_event(r, e, &copy));
 	r->pending++;
 	if (e->h.ts > r->last_ts)
 		r->last_ts = e->h.ts;
@@ -351,6 +378,27 @@ static int write_kallsyms(struct recorder *r)
 	return err;
 }
 
+/* The recorder's network namespace (its inode number), 0 when unknown. */
+static uint32_t own_netns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/net", &st) ? 0 : (uint32_t)st.st_ino;
+}
+
+/* Which host this is, for 'critical' over several traces: the boot (a machine) and the
+ * network namespace (a host in the tests, and in containers). */
+static size_t host_identity(char *buf, size_t size, bool net)
+{
+	char boot[64] = "";
+	ssize_t len = read_file("/proc/sys/kernel/random/boot_id", boot, sizeof(boot));
+
+	while (len > 0 && (boot[len - 1] == '\n' || boot[len - 1] == 0))
+		boot[--len] = 0;
+	return snprintf(buf, size, "host_id=%s:%u\nnetns=%u\nnet=%d\n", boot, own_netns(),
+			own_netns(), net);
+}
+
 static int write_info(struct recorder *r)
 {
 	const struct record_opts *o = r->o;
@@ -372,6 +420,11 @@ static int write_info(struct recorder *r)
 			      "call_graph=%s\nustack_dump_bytes=%u\n",
 			      o->buffer_size, o->stack_refresh_ms, o->read_timer_ms,
 			      o->ustack_dump_bytes ? "dwarf" : "fp", o->ustack_dump_bytes);
+	if (n < sizeof(buf))
+		n += host_identity(buf + n, sizeof(buf) - n, o->net);
+	/* The on-CPU period, for reports that give samples a duration (pprof's cpu/ns). */
+	if (o->on_cpu_hz && n < sizeof(buf))
+		n += snprintf(buf + n, sizeof(buf) - n, "on_cpu_hz=%u\n", o->on_cpu_hz);
 	if (n > sizeof(buf))
 		n = sizeof(buf);
 	return trace_writer__section(r->w, SEC_INFO, buf, n);
@@ -512,6 +565,7 @@ static void snapshot_process(struct recorder *r, pid_t pid, uint64_t ts,
 			e.state.fd = -1;
 		}
 		memcpy(e.state.comm, st.comm, sizeof(e.state.comm));
+		e.h.ts = skewed(r, e.h.ts);
 		trace_writer__add_event(r->w, &e);
 	}
 	free(tids);
@@ -584,7 +638,7 @@ static void fill_header(struct trace_file_header *h, const struct recorder *r)
 	h->clock_id = CLOCK_MONOTONIC;
 	h->flags = (r->o->all ? TRACE_F_SYSTEM_WIDE : 0) | (r->o->no_stacks ? 0 : TRACE_F_STACKS) |
 		   (r->o->syscalls ? TRACE_F_SYSCALLS : 0) | (r->o->on_cpu_hz ? TRACE_F_ON_CPU : 0);
-	h->start_ns = r->start_ns;
+	h->start_ns = skewed(r, r->start_ns);
 	h->start_realtime_ns = now_realtime_ns();
 	if (!uname(&u)) {
 		snprintf(h->host, sizeof(h->host), "%.63s", u.nodename);
@@ -852,6 +906,13 @@ static int load(struct recorder *r)
 				 o->ustack_dump_bytes && !o->no_stacks ? r->nr_cpus * 2 : 1);
 	if (!o->on_cpu_hz)
 		bpf_program__set_autoload(r->skel->progs.on_cpu_sample, false);
+	/* --net: TCP segments of this namespace's devices only (a host, for 'critical'). */
+	r->skel->rodata->net_ns = own_netns();
+	r->skel->rodata->net_loopback = o->net_loopback;
+	if (!o->net) {
+		bpf_program__set_autoload(r->skel->progs.net_tx, false);
+		bpf_program__set_autoload(r->skel->progs.net_rx, false);
+	}
 	/* Every syscall of every process would pay for these two: only when asked for. */
 	if (!o->syscalls) {
 		bpf_program__set_autoload(r->skel->progs.sys_enter, false);
@@ -938,7 +999,8 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	if (o->duration > 0)
 		r.deadline = r.start_ns + (uint64_t)(o->duration * 1e9);
 	fill_header(&hdr, &r);
-	r.w = trace_writer__open(o->output, o->force, &hdr);
+	r.w = o->sink ? trace_writer__open_sink(o->sink)
+		      : trace_writer__open(o->output, o->force, &hdr);
 	rec_procs__init(&r.procs, r.w, o->all);
 	if (!r.w) {
 		err = -errno;
@@ -1017,13 +1079,13 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	rec_procs__check_all(&r.procs, UINT64_MAX - 1);
 	write_lost(&r, lost);
 	events = trace_writer__events(r.w);
-	err = trace_writer__close(r.w, end_ns);
+	err = trace_writer__close(r.w, skewed(&r, end_ns));
 	r.w = NULL;
 	if (!err)
 		err = r.err ? r.err : r.procs.err;
 	if (err)
 		error("cannot write '%s': %s", o->output, strerror(-err));
-	else
+	else if (!o->sink)
 		print_summary(&r, lost, events, end_ns);
 	if (!err && o->verbose && o->ustack_dump_bytes)
 		notice("unwound %" PRIu64 " user stack copies (%" PRIu64 " gave no frame; %" PRIu64
@@ -1043,7 +1105,7 @@ out_close:
 		waitpid(r.child, &r.child_status, 0);
 	}
 	if (r.w) {
-		trace_writer__close(r.w, now_ns());
+		trace_writer__close(r.w, skewed(&r, now_ns()));
 		/* Nothing was recorded: no trace is left to be taken for one. */
 		if (err == -ENOEXEC)
 			unlink(o->output);

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct trace_sink;
+
 #define RECORD_DEFAULT_OUTPUT	 "srvscope.trace"
 #define RECORD_DEFAULT_BUFFER	 (32u << 20)
 #define RECORD_DEFAULT_DUMP_SIZE 32768u			  /* --call-graph=dwarf */
@@ -34,6 +36,12 @@ struct record_opts {
 	int progress;		 /* -1: on a terminal only, 0: never, 1: always */
 	bool verbose;		 /* libbpf's messages */
 	const char *cmdline;	 /* what was run, saved in the file */
+	bool net;		 /* --net: TCP segments of this network namespace's devices */
+	bool net_loopback;	 /* --net=all: the loopback device's too */
+	int64_t skew_ns;	 /* --clock-skew (tests): timestamps shifted by this... */
+	double skew_ppm;	 /* ...and stretched by this from the start */
+	/* srvscope serve: no file (output unused), everything handed to this sink. */
+	const struct trace_sink *sink;
 	/* Called once events flow (after the attach and the start snapshot), from the
 	 * recording's thread: a caller that drives the targets (srvscope model) starts then. */
 	void (*started)(void *arg);
@@ -49,6 +57,8 @@ struct record_opts {
  * command's exit status as a shell gives it (128 + the signal that killed it) when its
  * exit ended the recording, -1 otherwise. */
 int record__run(const struct record_opts *o, int *cmd_status);
+/* Ends a record__run running in another thread, as SIGTERM would. Async-signal-safe. */
+void record__stop(void);
 /* The signal (SIGINT, SIGTERM, SIGHUP) that ended a recording, 0 when none has: a caller
  * that records several times in a row stops then too. */
 int record__signalled(void);

@@ -105,6 +105,18 @@ struct trace_writer;
  * force, see safefile__create) and writes the header. NULL with errno set on failure. */
 struct trace_writer *trace_writer__open(const char *path, bool force,
 					const struct trace_file_header *hdr);
+/* A consumer of the recording instead of a file (srvscope serve): each event, stack and
+ * name is handed over as it is added, lost-event sections as they are written (the
+ * SEC_LOST payload); other sections are dropped. Callbacks may be NULL. */
+struct trace_sink {
+	void (*event)(void *ctx, const struct rec *r);
+	void (*stack)(void *ctx, uint64_t id, uint32_t flags, const uint64_t *ips, uint32_t nr);
+	void (*name)(void *ctx, uint32_t tid, uint32_t pid, const char *comm);
+	void (*lost)(void *ctx, const void *payload, size_t len);
+	void *ctx;
+};
+/* A writer that writes no file and hands everything to sink (borrowed). */
+struct trace_writer *trace_writer__open_sink(const struct trace_sink *sink);
 /* Buffers events and stacks until the next flush. */
 void trace_writer__add_event(struct trace_writer *w, const struct rec *r);
 /* The flags of a stacks entry (its 'user' field). */

@@ -22,7 +22,8 @@ struct buf {
 };
 
 struct trace_writer {
-	int fd;
+	int fd; /* -1 with a sink */
+	const struct trace_sink *sink;
 	uint64_t bytes, events;
 	struct buf events_buf, stacks, names, fds;
 };
@@ -92,10 +93,24 @@ struct trace_writer *trace_writer__open(const char *path, bool force,
 	return w;
 }
 
+struct trace_writer *trace_writer__open_sink(const struct trace_sink *sink)
+{
+	struct trace_writer *w = xcalloc(1, sizeof(*w));
+
+	w->fd = -1;
+	w->sink = sink;
+	return w;
+}
+
 void trace_writer__add_event(struct trace_writer *w, const struct rec *r)
 {
-	buf_add(&w->events_buf, r, sizeof(*r));
 	w->events++;
+	if (w->sink) {
+		if (w->sink->event)
+			w->sink->event(w->sink->ctx, r);
+		return;
+	}
+	buf_add(&w->events_buf, r, sizeof(*r));
 }
 
 void trace_writer__add_stack(struct trace_writer *w, uint64_t id, uint32_t flags,
@@ -103,6 +118,11 @@ void trace_writer__add_stack(struct trace_writer *w, uint64_t id, uint32_t flags
 {
 	uint32_t head[2] = {nr, flags};
 
+	if (w->sink) {
+		if (w->sink->stack)
+			w->sink->stack(w->sink->ctx, id, flags, ips, nr);
+		return;
+	}
 	buf_add(&w->stacks, &id, sizeof(id));
 	buf_add(&w->stacks, head, sizeof(head));
 	buf_add(&w->stacks, ips, nr * sizeof(*ips));
@@ -112,6 +132,11 @@ void trace_writer__add_name(struct trace_writer *w, uint32_t tid, uint32_t pid, 
 {
 	struct trace_name n = {.tid = tid, .pid = pid};
 
+	if (w->sink) {
+		if (w->sink->name)
+			w->sink->name(w->sink->ctx, tid, pid, comm);
+		return;
+	}
 	strncpy(n.comm, comm, sizeof(n.comm) - 1);
 	buf_add(&w->names, &n, sizeof(n));
 }
@@ -121,6 +146,8 @@ void trace_writer__add_fd(struct trace_writer *w, uint64_t ts, uint32_t pid, int
 {
 	struct trace_fd_hdr h = {.ts = ts, .pid = pid, .fd = fd, .len = strlen(desc)};
 
+	if (w->sink)
+		return;
 	buf_add(&w->fds, &h, sizeof(h));
 	buf_add(&w->fds, desc, h.len);
 	buf_pad(&w->fds);
@@ -166,10 +193,14 @@ int trace_writer__flush(struct trace_writer *w)
 	struct buf *bufs[] = {&w->stacks, &w->names, &w->fds};
 	static const uint16_t types[] = {SEC_STACKS, SEC_NAMES, SEC_FDS};
 	size_t i, nr_secs = ARRAY_SIZE(bufs) + (w->events_buf.len + chunk - 1) / chunk, off;
-	struct trace_section *secs = xcalloc(nr_secs, sizeof(*secs));
-	struct iovec *iov = xcalloc(3 * nr_secs, sizeof(*iov));
+	struct trace_section *secs;
+	struct iovec *iov;
 	int n = 0, err = 0;
 
+	if (w->sink)
+		return 0; /* nothing was buffered */
+	secs = xcalloc(nr_secs, sizeof(*secs));
+	iov = xcalloc(3 * nr_secs, sizeof(*iov));
 	for (i = 0; i < ARRAY_SIZE(bufs); i++)
 		if (bufs[i]->len)
 			n += section_iov(iov + n, &secs[i], types[i], bufs[i]->data, bufs[i]->len);
@@ -194,7 +225,14 @@ static int write_section(struct trace_writer *w, uint16_t type, uint16_t flags, 
 {
 	struct trace_section s = {.flags = flags};
 	struct iovec iov[3];
-	int n, err = trace_writer__flush(w);
+	int n, err;
+
+	if (w->sink) {
+		if (type == SEC_LOST && w->sink->lost)
+			w->sink->lost(w->sink->ctx, payload, len);
+		return 0;
+	}
+	err = trace_writer__flush(w);
 
 	if (err)
 		return err;
@@ -214,9 +252,12 @@ int trace_writer__section_zstd(struct trace_writer *w, uint16_t type, const void
 			       size_t len)
 {
 	size_t cap = ZSTD_compressBound(len), n;
-	void *z = xmalloc(cap);
+	void *z;
 	int err;
 
+	if (w->sink) /* kallsyms: nobody reads it, spare the compression */
+		return write_section(w, type, 0, payload, len);
+	z = xmalloc(cap);
 	n = ZSTD_compress(z, cap, payload, len, 3);
 	if (ZSTD_isError(n))
 		err = write_section(w, type, 0, payload, len);
@@ -262,7 +303,7 @@ int trace_writer__close(struct trace_writer *w, uint64_t end_ns)
 		return 0;
 	end.nr_events = w->events;
 	err = trace_writer__section(w, SEC_END, &end, sizeof(end));
-	if (close(w->fd) && !err)
+	if (w->fd >= 0 && close(w->fd) && !err)
 		err = -errno;
 	free(w->events_buf.data);
 	free(w->stacks.data);

@@ -15,6 +15,7 @@
 #include "analysis/blocking.h"
 #include "analysis/flame.h"
 #include "analysis/sched.h"
+#include "critical/critical.h"
 #include "trace/trace.h"
 #include "util/util.h"
 
@@ -28,6 +29,30 @@ static const char *fake_user(void *ctx, uint32_t pid, uint64_t ts, uint64_t addr
 static const char *fake_kernel(void *ctx, uint64_t addr)
 {
 	return (addr & 2) ? "bpf_prog_x" : "asm_sysvec";
+}
+
+/* The critical path of the first threads over their lives, and what each segment says. */
+static void critical(struct trace *t)
+{
+	struct crit_graph g;
+	char buf[256];
+	size_t i, k;
+
+	if (crit_graph__build(&g, &t, 1, buf, sizeof(buf)))
+		return;
+	for (i = 0; i < g.hosts[0].nr_threads && i < 4; i++) {
+		uint32_t tid = g.hosts[0].threads[i].tid;
+		struct crit_path p;
+		int64_t a, b;
+
+		if (!crit_graph__thread_span(&g, 0, tid, &a, &b) ||
+		    crit_graph__path(&g, 0, tid, a, b, &p))
+			continue;
+		for (k = 0; k < p.nr; k++)
+			crit_segment__what(&g, &p.segs[k], buf, sizeof(buf));
+		crit_path__free(&p);
+	}
+	crit_graph__free(&g);
 }
 
 static void analyze(struct trace *t)
@@ -56,6 +81,7 @@ static void analyze(struct trace *t)
 		flame__build(t, (enum flame_kind)i, NULL, &n, &fl);
 		flame__free(&fl);
 	}
+	critical(t);
 }
 
 /* Sets the checksums of a version 2 file's header and of every section that the walk from

@@ -1,0 +1,123 @@
+#!/bin/bash
+# bench/clone.sh: each original server (memcached -t 4, redis-server, nginx with 2 workers)
+# beside its srvscope clone, in one run on one machine, under the same built-in load:
+# p50 latency at a fixed rate (the model's, or RATE), CPU per request (utime+stime of the
+# whole process tree from /proc/PID/stat over the fixed-rate run), peak throughput (closed
+# loop). Original and
+# clone take turns, ROUNDS times (medians), so a busy machine weighs on both alike.
+# The clones are of tests/fixtures/models/*.json (written from these servers), or of
+# models made here by `srvscope model` when srvscope has it (MODEL=fixture forces the
+# former). Prints the table and the clone/original ratios (goal: 0.85 to 1.15).
+#   ROUNDS=3 SECS=3 CONNS=8 [RATE=R] [SERVERS="memcached redis nginx"] bench/clone.sh
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/memcached.sh"
+bench_need clone.sh memcached redis-server nginx python3
+ROUNDS=${ROUNDS:-3} SECS=${SECS:-3} CONNS=${CONNS:-8} rates=""
+SERVERS=${SERVERS:-"memcached redis nginx"}
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+tree() { local c; echo "$1"; for c in $(pgrep -P "$1"); do tree "$c"; done; }
+# tree_cpu PID: clock ticks of the tree (the root's reaped children included)
+tree_cpu() {
+	local p t=0 f
+	for p in $(tree "$1"); do
+		f=$(sed 's/^.*) //' /proc/"$p"/stat 2>/dev/null) || continue
+		set -- $f
+		t=$((t + ${12} + ${13}))
+		[ "$p" = "$ROOT" ] && t=$((t + ${14} + ${15}))
+	done
+	echo $t
+}
+median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+
+start_original() { # NAME PORT: sets ROOT
+	case $1 in
+	memcached) memcached -u nobody -t 4 -p "$2" -U 0 -l 127.0.0.1 -m 64 & ROOT=$! ;;
+	redis)
+		mkdir -p "$OUT/redis"
+		redis-server --port "$2" --bind 127.0.0.1 --save '' --appendonly no \
+			--dir "$OUT/redis" --daemonize no >"$OUT/redis.log" 2>&1 &
+		ROOT=$! ;;
+	nginx)
+		local d="$OUT/nginx"
+		mkdir -p "$d/logs" "$d/tmp"
+		cat >"$d/nginx.conf" <<CONF
+daemon off;
+master_process on;
+worker_processes 2;
+pid $d/nginx.pid;
+error_log $d/logs/error.log;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	client_body_temp_path $d/tmp; proxy_temp_path $d/tmp; fastcgi_temp_path $d/tmp;
+	uwsgi_temp_path $d/tmp; scgi_temp_path $d/tmp;
+	server { listen 127.0.0.1:$2; location / { return 200 "hello\n"; } }
+}
+CONF
+		nginx -p "$d" -c "$d/nginx.conf" -e "$d/logs/error.log" & ROOT=$! ;;
+	esac
+	BENCH_PIDS="$BENCH_PIDS $ROOT"
+	wait_port "$2" || { echo "clone.sh: $1 did not start" >&2; exit 1; }
+}
+
+url() { case $1 in memcached) echo "memcached://127.0.0.1:$2" ;; redis) echo "redis://127.0.0.1:$2" ;; nginx) echo "http://127.0.0.1:$2/" ;; esac; }
+
+# measure WHO ROOT URL RATE: one round, appends "peak p50 cpu_us" to $OUT/WHO (a load
+# that outlives its duration by 10 s is killed: one was seen to spin after its end). The fixed
+# rate first: a clone calibrates its work per request on its first few thousand
+# requests, under the load its model was taken with.
+measure() {
+	local out c0 c1 n peak p50
+	ROOT=$2
+	c0=$(tree_cpu "$2")
+	out=$(timeout -k 2 $((SECS + 10)) "$SRVSCOPE" load "$3" -c "$CONNS" -r "$4" -d "$SECS" 2>&1)
+	c1=$(tree_cpu "$2")
+	n=$(echo "$out" | sed -n 's/^\([0-9]*\) req in.*/\1/p')
+	p50=$(echo "$out" | sed -n 's/.* p50 \([0-9.]*\) .*/\1/p')
+	out=$(timeout -k 2 $((SECS + 10)) "$SRVSCOPE" load "$3" -c "$CONNS" -r 0 -d "$SECS" 2>&1)
+	peak=$(echo "$out" | sed -n 's/.* s, \([0-9.]*\) req\/s.*/\1/p')
+	[ -n "$peak" ] && [ -n "$p50" ] && [ "${n:-0}" -gt 0 ] ||
+		{ echo "clone.sh: the load on $1 failed: $out" >&2; exit 1; }
+	echo "$peak $p50 $(awk -v t=$((c1 - c0)) -v n="$n" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.1f", t * 1e6 / hz / n}')" >>"$OUT/$1"
+}
+
+use_model=fixture
+[ "${MODEL:-}" != fixture ] && "$SRVSCOPE" model --help >/dev/null 2>&1 && use_model=srvscope
+printf '%-10s %-9s %12s %12s %14s\n' server who "peak req/s" "p50 us" "CPU us/req"
+for s in $SERVERS; do
+	op=$(free_port)
+	start_original "$s" "$op"
+	orig=$ROOT
+	model="$TOP/tests/fixtures/models/$s.json"
+	if [ $use_model = srvscope ]; then
+		"$SRVSCOPE" model -p "$orig" --client "$(url "$s" "$op")" -o "$OUT/$s.model.json" \
+			>/dev/null 2>"$OUT/$s.model.err" && model="$OUT/$s.model.json" ||
+			echo "clone.sh: srvscope model of $s failed ($(tail -1 "$OUT/$s.model.err")); the fixture model instead" >&2
+	fi
+	cp_=$(free_port)
+	"$SRVSCOPE" clone "$model" --port "$cp_" -q &
+	clone=$!
+	BENCH_PIDS="$BENCH_PIDS $clone"
+	wait_port "$cp_" || { echo "clone.sh: the clone of $s did not start" >&2; exit 1; }
+	rate=${RATE:-$(python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["runs"]; print(r[-1]["rate"] if r and r[-1]["rate"] else 2000)' "$model")}
+	rates="$rates $s:$rate"
+	: >"$OUT/o.$s"; : >"$OUT/c.$s"
+	for _ in $(seq "$ROUNDS"); do
+		measure "o.$s" "$orig" "$(url "$s" "$op")" "$rate"
+		measure "c.$s" "$clone" "$(url "$s" "$cp_")" "$rate"
+	done
+	for who in o c; do
+		for col in 1 2 3; do
+			eval "${who}$col=$(awk -v c=$col '{print $c}' "$OUT/$who.$s" | median)"
+		done
+	done
+	printf '%-10s %-9s %12.0f %12.0f %14.1f\n' "$s" original "$o1" "$o2" "$o3"
+	printf '%-10s %-9s %12.0f %12.0f %14.1f\n' "$s" clone "$c1" "$c2" "$c3"
+	printf '%-10s %-9s %12s %12s %14s\n' "$s" ratio "$(awk -v a="$c1" -v b="$o1" 'BEGIN {printf "%.2f", a / b}')" \
+		"$(awk -v a="$c2" -v b="$o2" 'BEGIN {printf "%.2f", a / b}')" "$(awk -v a="$c3" -v b="$o3" 'BEGIN {printf "%.2f", a / b}')"
+	kill "$clone"; wait "$clone" 2>/dev/null
+	kill "$orig"; wait "$orig" 2>/dev/null
+done
+echo "(medians of $ROUNDS rounds taken in turn; $CONNS connections; p50 and CPU at the model's rate (req/s:$rates); peak closed loop; $SECS s each; models: $use_model)"

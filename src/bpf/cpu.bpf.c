@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Kernel side of 'srvscope cpu': a cpu-clock sample of a target thread adds one to the
+ * count of its (thread, kernel stack, user stack) and of its (thread, CPU); user space
+ * reads and clears the counts every interval. Nothing is sent per sample, so the cost is
+ * the stack walk and two hash updates. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "cpu.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile bool filter_all = false; /* -a: every task but the idle ones */
+const volatile __u32 self_tgid = 0;	/* srvscope itself is never sampled */
+
+/* The target processes, one bit per tgid (PID_MAX_LIMIT is 4M), set through the mapped
+ * .bss: a process tree that grows is followed without reloading. */
+#define TARGET_WORDS (4194304 / 64)
+__u64 target_bits[TARGET_WORDS];
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384); /* user space resizes it before loading */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, CPU_MAX_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct cpu_key);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct cpu_where);
+	__type(value, __u64);
+} where SEC(".maps");
+
+/* [0] samples taken, [1] samples not counted (a full counts map) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void add(void *map, const void *key)
+{
+	__u64 one = 1, *v = bpf_map_lookup_elem(map, key);
+
+	if (v)
+		__sync_fetch_and_add(v, 1);
+	else if (bpf_map_update_elem(map, key, &one, BPF_NOEXIST))
+		/* another CPU created it meanwhile, or the map is full */
+		if ((v = bpf_map_lookup_elem(map, key)))
+			__sync_fetch_and_add(v, 1);
+}
+
+static __always_inline void count_stat(__u32 i)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &i);
+
+	if (v)
+		(*v)++;
+}
+
+SEC("perf_event")
+int cpu_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct cpu_key k = {};
+	struct cpu_where w = {};
+	__u64 *v;
+
+	if (!tid || tgid == self_tgid)
+		return 0; /* idle */
+	if (!filter_all) {
+		/* masked: the verifier must see the index bounded (TARGET_WORDS is 2^16) */
+		if (!(target_bits[(tgid / 64) & (TARGET_WORDS - 1)] & (1ull << (tgid % 64))) ||
+		    tgid >= TARGET_WORDS * 64)
+			return 0;
+	}
+	count_stat(0);
+	k.tgid = tgid;
+	k.tid = tid;
+	k.kstack = bpf_get_stackid(ctx, &stacks, 0);
+	k.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	v = bpf_map_lookup_elem(&counts, &k);
+	if (v) {
+		__sync_fetch_and_add(v, 1);
+	} else {
+		__u64 one = 1;
+
+		if (bpf_map_update_elem(&counts, &k, &one, BPF_NOEXIST)) {
+			v = bpf_map_lookup_elem(&counts, &k);
+			if (v)
+				__sync_fetch_and_add(v, 1);
+			else
+				count_stat(1);
+		}
+	}
+	w.tid = tid;
+	w.cpu = bpf_get_smp_processor_id();
+	add(&where, &w);
+	return 0;
+}

@@ -1,0 +1,455 @@
+/* srvscope clone --check: starts the clone in a child process, drives it with the built-in
+ * load of the model's protocol (a fixed-rate run, then one at peak), and prints it side by
+ * side with the model: structure, network model, syscalls per request, throughput,
+ * latency and CPU per request, with the differences. */
+#include <errno.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clone/clone.h"
+#include "load/load.h"
+#include "proc/task.h"
+#include "util/util.h"
+
+/* What a profile of the running clone says, next to what the model says. */
+struct profile {
+	double requests;
+	double per_request[CS__COUNT]; /* syscalls per request */
+	double cpu_us_per_request;
+	unsigned nnames;
+	struct {
+		char name[CLONE_NAME];
+		unsigned threads;
+	} names[64];
+	unsigned processes;
+};
+
+/* The names of the clone's threads and its processes, from /proc. */
+static void count_tree(pid_t root, struct profile *p)
+{
+	pid_t *pids, *tids;
+	int n, i, k, nt;
+	unsigned j;
+
+	p->nnames = 0;
+	n = proc__tree(&root, 1, &pids);
+	if (n < 0)
+		return;
+	p->processes = 0;
+	for (i = 0; i < n; i++) {
+		nt = proc_tasks__list(pids[i], &tids);
+		if (nt <= 0)
+			continue;
+		p->processes++;
+		for (k = 0; k < nt; k++) {
+			struct task_stat st;
+
+			if (proc_task__stat(pids[i], tids[k], &st))
+				continue;
+			for (j = 0; j < p->nnames; j++)
+				if (!strcmp(p->names[j].name, st.comm))
+					break;
+			if (j == p->nnames && j < ARRAY_SIZE(p->names)) {
+				snprintf(p->names[j].name, CLONE_NAME, "%s", st.comm);
+				p->names[j].threads = 0;
+				p->nnames++;
+			}
+			if (j < p->nnames)
+				p->names[j].threads++;
+		}
+		free(tids);
+	}
+	free(pids);
+}
+
+/* CPU time of the clone's tree in microseconds: the live processes' own, and the reaped
+ * ones' (a process per connection) through the root's children times. */
+static double tree_cpu_us(pid_t root)
+{
+	long tick = sysconf(_SC_CLK_TCK);
+	pid_t *pids;
+	double us = 0;
+	int n, i;
+
+	n = proc__tree(&root, 1, &pids);
+	for (i = 0; i < n; i++) {
+		char path[64], buf[1024], *p;
+		unsigned long long ut, st, cut, cst;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", pids[i]);
+		if (read_file(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
+			continue;
+		if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+			   &ut, &st, &cut, &cst) != 4)
+			continue;
+		us += (ut + st + (pids[i] == root ? cut + cst : 0)) * 1e6 / tick;
+	}
+	if (n > 0)
+		free(pids);
+	return us;
+}
+
+/* The profile of the clone over a load run: what its processes counted (syscalls per
+ * request) and what /proc says (threads, CPU). When `srvscope model` is merged, this is
+ * the one function to replace by a model of the clone's pid (network model, syscall mix
+ * measured from the kernel's side rather than counted by the clone itself). */
+static void profile_clone(pid_t pid, const struct clone_counts *before,
+			  const struct clone_counts *after, double cpu_us, struct profile *p)
+{
+	int s;
+
+	p->requests = after->requests - before->requests;
+	for (s = 0; s < CS__COUNT; s++)
+		p->per_request[s] =
+			p->requests ? (after->sys[s] - before->sys[s]) / p->requests : 0;
+	p->cpu_us_per_request = p->requests ? cpu_us / p->requests : 0;
+	count_tree(pid, p);
+}
+
+static void diff(FILE *f, double model, double clone)
+{
+	if (model > 0)
+		fprintf(f, "  %+6.0f%%", (clone - model) / model * 100);
+	fputc('\n', f);
+}
+
+static void row_num(FILE *f, const char *what, double model, double clone, const char *fmt)
+{
+	char a[32], b[32];
+
+	if (model >= 0)
+		snprintf(a, sizeof(a), fmt, model);
+	else
+		snprintf(a, sizeof(a), "-");
+	if (clone >= 0)
+		snprintf(b, sizeof(b), fmt, clone);
+	else
+		snprintf(b, sizeof(b), "-");
+	fprintf(f, "  %-30s %12s %12s", what, a, b);
+	diff(f, clone >= 0 ? model : -1, clone);
+}
+
+static double num_at(const json_t *o, const char *key)
+{
+	json_t *v = o ? json_object_get(o, key) : NULL;
+
+	return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+static const char *str_of(const json_t *v, char *buf, size_t size)
+{
+	if (json_is_string(v))
+		return json_string_value(v);
+	if (json_is_boolean(v))
+		return json_is_true(v) ? "true" : "false";
+	if (json_is_number(v)) {
+		snprintf(buf, size, "%g", json_number_value(v));
+		return buf;
+	}
+	return "-";
+}
+
+/* Whether a thread of the clone is named as the cluster: the same name, or the same
+ * numbered stem ("worker-3" for a cluster named "worker-1"). */
+static bool same_cluster(const char *thread, const char *cluster)
+{
+	size_t d = strlen(cluster), k;
+
+	if (!strncmp(thread, cluster, CLONE_NAME - 1))
+		return true;
+	while (d && cluster[d - 1] >= '0' && cluster[d - 1] <= '9')
+		d--;
+	if (d == strlen(cluster) || !d || cluster[d - 1] != '-' || strncmp(thread, cluster, d))
+		return false;
+	for (k = d; thread[k]; k++)
+		if (thread[k] < '0' || thread[k] > '9')
+			return false;
+	return thread[d] != 0;
+}
+
+static void print_structure(FILE *f, const json_t *root, const struct profile *p)
+{
+	const json_t *nm = json_object_get(root, "network_model");
+	static const char *const keys[] = {"network_io",   "accept_io",	    "accept_pool",
+					   "network_pool", "multi_process", "per_connection",
+					   "handoff",	   "reuseport",	    "epoll_exclusive"};
+	json_t *clusters = json_object_get(root, "clusters"), *c;
+	char a[32];
+	size_t i;
+	unsigned j;
+
+	fprintf(f, "network model (the clone's: as built from the model)\n");
+	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+		const char *v = str_of(json_object_get(nm, keys[i]), a, sizeof(a));
+
+		fprintf(f, "  %-30s %12s %12s\n", keys[i], v, v);
+	}
+	fprintf(f, "threads by name (model: its last run; clone: /proc now)\n");
+	json_array_foreach(clusters, i, c)
+	{
+		const char *name = json_string_value(json_object_get(c, "name"));
+		json_t *spr = json_object_get(c, "size_per_run");
+		unsigned got = 0;
+		double want;
+
+		if (!name)
+			continue;
+		want = json_array_size(spr)
+			       ? json_number_value(json_array_get(spr, json_array_size(spr) - 1))
+			       : json_array_size(json_object_get(c, "threads"));
+		for (j = 0; j < p->nnames; j++)
+			if (same_cluster(p->names[j].name, name))
+				got += p->names[j].threads;
+		if (json_is_true(json_object_get(c, "grows_with_conns")))
+			fprintf(f, "  %-30.30s %12s %12u\n", name, "per-conn", got);
+		else
+			row_num(f, name, want, got, "%.0f");
+	}
+}
+
+static void print_syscalls(FILE *f, const json_t *root, const struct profile *p)
+{
+	json_t *sys = json_object_get(json_object_get(root, "syscall_profile"), "syscalls"), *s;
+	bool shown[CS__COUNT] = {0};
+	size_t i;
+	int k;
+
+	fprintf(f, "syscalls per request\n");
+	json_array_foreach(sys, i, s)
+	{
+		const char *name = json_string_value(json_object_get(s, "name"));
+		enum clone_sys cs = name ? clone_sys__from_name(name) : CS_NONE;
+
+		if (!name)
+			continue;
+		if (cs == CS_NONE) {
+			fprintf(f, "  %-30.30s %12.2f %12s  (not replayed)\n", name,
+				num_at(s, "per_request"), "-");
+			continue;
+		}
+		shown[cs] = true;
+		row_num(f, name, num_at(s, "per_request"), p->per_request[cs], "%.2f");
+	}
+	for (k = CS_NONE + 1; k < CS__COUNT; k++)
+		if (!shown[k] && p->per_request[k] >= 0.01)
+			row_num(f, clone_sys__name(k), 0, p->per_request[k], "%.2f");
+}
+
+static int run_load(const struct load_target *t, unsigned conns, double rate, double secs,
+		    struct load_result *res)
+{
+	struct load_spec spec = {
+		.target = *t,
+		.conns = conns,
+		.rate = rate,
+		.duration_s = secs,
+		.keepalive = true,
+		.value_size = 100,
+		.set_share = 0.1,
+		.keys = 1000,
+		/* the clone stores nothing: its gets answer at the modelled sizes */
+		.no_prefill = true};
+	int err;
+
+	memset(res, 0, sizeof(*res));
+	err = load__run(&spec, res, NULL);
+	if (err)
+		error("clone --check: the load could not run: %s",
+		      res->error[0] ? res->error : strerror(-err));
+	return err;
+}
+
+/* --load COMMAND: {port} replaced here, the load's placeholders by load__expand. */
+static int run_command(const char *cmd, int port, unsigned conns, double rate, double secs)
+{
+	struct load_spec spec = {.conns = conns, .rate = rate, .duration_s = secs};
+	char withport[4096], expanded[4096], num[16];
+	const char *p, *q;
+	size_t o = 0;
+	int rc;
+
+	snprintf(num, sizeof(num), "%d", port);
+	for (p = cmd; (q = strstr(p, "{port}")); p = q + 6) {
+		if (o + (q - p) + strlen(num) >= sizeof(withport))
+			return error("clone --check: --load is too long"), -ENAMETOOLONG;
+		memcpy(withport + o, p, q - p);
+		o += q - p;
+		memcpy(withport + o, num, strlen(num));
+		o += strlen(num);
+	}
+	if (o + strlen(p) >= sizeof(withport))
+		return error("clone --check: --load is too long"), -ENAMETOOLONG;
+	strcpy(withport + o, p);
+	if (load__expand(withport, &spec, expanded, sizeof(expanded)))
+		return error("clone --check: --load has a placeholder other than {port} {conns} "
+			     "{rate} {duration} {requests}"),
+		       -EINVAL;
+	rc = load__run_command(expanded, secs, 1.0);
+	if (rc < 0)
+		return error("clone --check: cannot run the load command: %s", strerror(-rc)), rc;
+	if (rc && rc != 128 + SIGTERM)
+		return error("clone --check: the load command exited with %d", rc), -EIO;
+	return 0;
+}
+
+/* Starts the clone in a child process (dying with this one) and waits until it listens. */
+static int start_child(const struct clone_model *m, const struct clone_opts *o,
+		       struct clone_counts *counts, pid_t *pid, int *port)
+{
+	struct clone_opts co = *o;
+	struct pollfd pfd;
+	char buf[16] = {0};
+	int fds[2];
+
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	co.ready_fd = fds[1];
+	co.quiet = true;
+	if (co.port < 0)
+		co.port = 0; /* a free port: the original may be listening on its own */
+	*pid = fork();
+	if (*pid < 0)
+		return -errno;
+	if (*pid == 0) {
+		close(fds[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		_exit(clone__run(m, &co, counts) ? 1 : 0);
+	}
+	close(fds[1]);
+	pfd.fd = fds[0];
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, 10000) <= 0 || read(fds[0], buf, sizeof(buf) - 1) <= 0) {
+		close(fds[0]);
+		kill(*pid, SIGKILL);
+		waitpid(*pid, NULL, 0);
+		return error("clone --check: the clone did not start"), -EIO;
+	}
+	close(fds[0]);
+	*port = atoi(buf);
+	return 0;
+}
+
+int clone__check(const char *path, const struct clone_model *m, const struct clone_opts *o,
+		 const struct clone_check_opts *co)
+{
+	static const char *const proto_url[] = {NULL, "memcached", "redis", "http"};
+	struct clone_counts *counts, before;
+	struct load_target target;
+	struct load_result fixed, peak;
+	struct profile prof;
+	json_t *root, *runs, *last;
+	json_error_t je;
+	char url[512];
+	double rate, cpu0, cpu1, secs = co->duration_s;
+	unsigned conns;
+	pid_t pid = 0;
+	int port = 0, err, status;
+
+	if ((m->proto == CLONE_RAW || m->proto == CLONE_LINE) && !co->load)
+		return error("clone --check: the model's load is not memcached, redis nor HTTP: "
+			     "give the client with --load 'COMMAND' ({port} is the clone's)"),
+		       -EINVAL;
+	root = json_load_file(path, 0, &je);
+	if (!root)
+		return error("clone --check: %s: %s", path, je.text), -EINVAL;
+	runs = json_object_get(root, "runs");
+	last = json_array_size(runs) ? json_array_get(runs, json_array_size(runs) - 1) : NULL;
+	rate = co->rate > 0 ? co->rate : num_at(last, "rate") > 0 ? num_at(last, "rate") : 1000;
+	conns = co->conns ? co->conns : num_at(last, "conns") >= 1 ? num_at(last, "conns") : 8;
+
+	counts = mmap(NULL, sizeof(*counts), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+		      0);
+	if (counts == MAP_FAILED) {
+		json_decref(root);
+		return error("clone --check: mmap: %s", strerror(errno)), -ENOMEM;
+	}
+	err = start_child(m, o, counts, &pid, &port);
+	if (err)
+		goto out;
+	snprintf(url, sizeof(url), "%s://%s:%d/", proto_url[m->proto] ? proto_url[m->proto] : "raw",
+		 o->listen_addr ? o->listen_addr : m->listen_addr, port);
+	if (!co->load && (err = load__parse_url(url, &target))) {
+		error("clone --check: cannot make a load URL of '%s'", url);
+		goto out_stop;
+	}
+	if (co->load)
+		fprintf(stderr,
+			"srvscope: clone --check: the clone (pid %d) listens on port %d; "
+			"the load command for %g s\n",
+			pid, port, secs);
+	else
+		fprintf(stderr,
+			"srvscope: clone --check: the clone (pid %d) listens on port %d; %u "
+			"connections at %g req/s for %g s, then at peak for %g s\n",
+			pid, port, conns, rate, secs, secs);
+
+	memcpy(&before, counts, sizeof(before));
+	cpu0 = tree_cpu_us(pid);
+	if (co->load) { /* the command's own figures are its own: the clone counts requests */
+		uint64_t t0 = now_ns();
+
+		if ((err = run_command(co->load, port, conns, rate, secs)))
+			goto out_stop;
+		memset(&fixed, 0, sizeof(fixed));
+		fixed.throughput_rps =
+			(counts->requests - before.requests) / ((now_ns() - t0) / 1e9);
+		fixed.p50_us = fixed.p90_us = fixed.p99_us = -1;
+	} else if ((err = run_load(&target, conns, rate, secs, &fixed))) {
+		goto out_stop;
+	}
+	cpu1 = tree_cpu_us(pid);
+	profile_clone(pid, &before, counts, cpu1 - cpu0, &prof);
+	if (!co->load && (err = run_load(&target, conns, 0, secs, &peak)))
+		goto out_stop;
+
+	printf("srvscope clone --check %s: the model against its clone (pid %d, port %d)\n\n", path,
+	       pid, port);
+	printf("  %-30s %12s %12s  %s\n", "", "model", "clone", "diff");
+	print_structure(stdout, root, &prof);
+	row_num(stdout, "processes", num_at(last, "processes"), prof.processes, "%.0f");
+	print_syscalls(stdout, root, &prof);
+	if (co->load)
+		printf("load: '%s' for %g s (model: %s)\n", co->load, secs,
+		       last ? "its last run" : "no run");
+	else
+		printf("load: %u connections at %g req/s for %g s (model: %s)\n", conns, rate, secs,
+		       last ? "its last run" : "no run");
+	row_num(stdout, "throughput req/s", num_at(last, "throughput_rps"), fixed.throughput_rps,
+		"%.0f");
+	{
+		const json_t *lat = json_object_get(last, "latency_us");
+
+		row_num(stdout, "latency p50 us", num_at(lat, "p50"), fixed.p50_us, "%.0f");
+		row_num(stdout, "latency p90 us", num_at(lat, "p90"), fixed.p90_us, "%.0f");
+		row_num(stdout, "latency p99 us", num_at(lat, "p99"), fixed.p99_us, "%.0f");
+	}
+	row_num(stdout, "CPU per request us", m->on_cpu_us_per_request, prof.cpu_us_per_request,
+		"%.1f");
+	row_num(stdout, "errors", num_at(last, "errors"), co->load ? -1 : (double)fixed.errors,
+		"%.0f");
+	if (!co->load) {
+		printf("load: %u connections at peak for %g s\n", conns, secs);
+		row_num(stdout, "throughput req/s", -1, peak.throughput_rps, "%.0f");
+		row_num(stdout, "latency p50 us", -1, peak.p50_us, "%.0f");
+	}
+	printf("\nThe model's figures are the original's on the machine it was profiled on; "
+	       "compare\nthroughput and latency side by side on one machine (bench/clone.sh).\n");
+	fflush(stdout);
+out_stop:
+	kill(pid, SIGTERM);
+	if (waitpid(pid, &status, 0) == pid && !(WIFEXITED(status) && !WEXITSTATUS(status)) && !err)
+		err = (error("clone --check: the clone did not stop cleanly"), -EIO);
+out:
+	munmap(counts, sizeof(*counts));
+	json_decref(root);
+	return err;
+}

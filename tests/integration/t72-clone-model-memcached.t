@@ -1,0 +1,38 @@
+#!/bin/bash
+# The issue's structural check: `srvscope model` of a clone gives the original's model.
+# memcached (-t 4) is modelled (the defaults: 3 runs of 4, 8 and 16 connections), its
+# clone started from that model and modelled the same way; the two models have the same
+# network model field for field, the same syscalls per request within 10 %, the same
+# commonest iov layout of the answer's write and the same median answer size.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/servers.sh"
+. "$(dirname "$0")/t72-clone-lib.sh"
+need_root
+need_btf
+need_servers memcached
+"$SRVSCOPE" model --help >/dev/null 2>&1 ||
+	skip_all "this srvscope has no 'model' command (the clone is checked against srvscope model once both are merged)"
+
+# model NAME PID URL OUT: one run of srvscope model
+model() {
+	timeout 60 "$SRVSCOPE" model -p "$2" --client "$3" -o "$4" \
+		>"$TMP/$1.model.out" 2>&1
+	local rc=$?
+	ok $rc "$1: srvscope model"
+	[ $rc -eq 0 ] || sed 's/^/#   /' "$TMP/$1.model.out" | tail -5
+	return $rc
+}
+
+start_memcached 4 || ok 1 "memcached starts"
+for s in memcached; do
+	if [ $s = memcached ]; then pid=$MEMCACHED_PID url="memcached://127.0.0.1:$MEMCACHED_PORT"
+	else pid=$NGINX_PID url="http://127.0.0.1:$NGINX_PORT/"; fi
+	model "$s" "$pid" "$url" "$TMP/$s.orig.json" || continue
+	start_clone "$TMP/$s.orig.json" || { ok 1 "$s: its clone starts"; continue; }
+	curl_url=${url%%://*}://127.0.0.1:$CLONE_PORT/
+	model "$s clone" "$CLONE_PID" "$curl_url" "$TMP/$s.clone.json" || { stop_clone TERM "$s"; continue; }
+	out=$(python3 "$CH" compare "$TMP/$s.orig.json" "$TMP/$s.clone.json"); rc=$?
+	ok $rc "$s: the clone's model is the original's: $out"
+	stop_clone TERM "$s clone"
+done
+done_testing

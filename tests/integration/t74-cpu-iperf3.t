@@ -1,0 +1,122 @@
+#!/bin/bash
+# 'srvscope cpu' components on a loopback TCP stream (iperf3, 128 KiB writes), perf
+# recording the same two processes at the same time: the components total 100 % of the
+# kernel samples, data copy is the largest (as SIGCOMM'21 finds for large messages), each
+# within 2 points of perf's self time classified by the same table, and the unmatched
+# functions are named. A components file's rules win over the built-in ones; its bad
+# lines are named with their number.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/servers.sh"
+need_root
+need_btf
+command -v perf >/dev/null || skip_all "perf is missing (scripts/install-deps.sh)"
+command -v iperf3 >/dev/null || skip_all "iperf3 is missing (scripts/install-deps.sh)"
+
+port=$(free_port)
+iperf3 -s -p "$port" -B 127.0.0.1 >"$TMP/server.log" 2>&1 &
+spid=$!
+_pids="$_pids $spid"
+for _ in $(seq 200); do
+	ss -ltnH "sport = :$port" | grep -q . && break
+	sleep 0.05
+done
+timeout 60 iperf3 -c 127.0.0.1 -p "$port" -t 50 -l 128K >"$TMP/client.log" 2>&1 &
+cpid=$!
+_pids="$_pids $cpid"
+for _ in $(seq 200); do
+	ss -tnH state established "dport = :$port" | grep -q . && break
+	sleep 0.05
+done
+client=$(pgrep -f "iperf3 -c 127.0.0.1 -p $port" | grep -v "^$cpid$" | head -1)
+[ -n "$client" ] || client=$cpid
+sleep 1
+
+# perf follows the two processes (-p): 'perf record -a' on this 2-CPU machine changes what
+# iperf3 does (its own writing competes for the CPUs: a third more time in the scheduler).
+# perf samples on a fixed period of CPU clock, as srvscope does (-c, in ns; in its
+# frequency mode the kernel moves the period and sample counts drift from time), both at
+# 5 kHz for 8 s: on a loaded machine iperf3 may get a fifth of a CPU, and the shares of a
+# few thousand samples would differ by their noise alone. (At 20 kHz perf's per-task
+# events cost the scheduler enough to move its share by points.)
+"$SRVSCOPE" cpu -p $spid,$client -F 4999 -d 8 -f json >"$TMP/s.json" 2>"$TMP/s.err" &
+s=$!
+perf record -q -e cpu-clock -c 200040 -g -p $spid,$client -o "$TMP/perf.data" -- sleep 8 \
+	>/dev/null 2>&1
+wait $s
+ok $? "cpu -p SERVER,CLIENT -d 8 exits 0"
+# perf's self time per function (its overhead column, in thousandths of a percent) as
+# one-frame folded stacks
+perf report -i "$TMP/perf.data" --no-children --sort sym --stdio -g none 2>/dev/null |
+	awk '$1 ~ /%$/ && NF >= 3 {
+		k = ($2 == "[k]") ? "_[k]" : ""; v = $1; sub(/%/, "", v)
+		print $3 k, int(v * 1000 + 0.5) }' >"$TMP/perf.folded"
+"$SRVSCOPE" cpu --folded "$TMP/perf.folded" -f json >"$TMP/p.json" 2>"$TMP/p.err"
+ok $? "perf's samples classified by the same table"
+
+python3 - "$TMP/s.json" "$TMP/p.json" >"$TMP/checks" <<'PY'
+import json, sys
+s, p = (json.load(open(f)) for f in sys.argv[1:3])
+def ok(cond, desc):
+    print("PASS" if cond else "FAIL", desc)
+sc = {c["name"]: c for c in s["components"]}
+pc = {c["name"]: c for c in p["components"]}
+k = s["kernel_samples"]
+print("diag srvscope: %d samples, %d kernel; perf: %.2f %% of its samples in the kernel"
+      % (s["samples"], k, p["kernel_samples"] / 1000.0))
+for n in sc:
+    print("diag %-10s %6.2f %%  perf %6.2f %%" % (n, sc[n]["percent"], pc[n]["percent"]))
+ok(k > 1000, "kernel samples taken (%d)" % k)
+ok(sum(c["samples"] for c in s["components"]) == k, "the components total the kernel samples")
+ok(abs(sum(c["percent"] for c in s["components"]) - 100) < 0.01, "and 100 %")
+big = max((c for c in s["components"] if c["name"] != "unmatched"), key=lambda c: c["samples"])
+ok(big["name"] == "data_copy", "data copy is the largest component (%s is)" % big["name"])
+for n in sc:
+    ok(abs(sc[n]["percent"] - pc[n]["percent"]) <= 2,
+       "%s %.2f %% within 2 points of perf's %.2f %%" % (n, sc[n]["percent"], pc[n]["percent"]))
+ok(all(u["percent"] >= 0.1 and u["function"] for u in s["unmatched"]),
+   "the unmatched list names functions above 0.1 %")
+listed = sum(u["samples"] for u in s["unmatched"])
+ok(sc["unmatched"]["samples"] - listed <= 0.001 * k * max(1, len(s["unmatched"]) + 50),
+   "what is unmatched but not listed is below 0.1 % each")
+copy = [f for f in s["functions"] if f["component"] == "data_copy" and f["kernel"]]
+ok(copy, "functions carry their component (%s)" % (copy[0]["function"] if copy else "none"))
+PY
+ok $? "the JSON checks ran"
+while read -r verdict desc; do
+	case $verdict in
+	PASS) ok 0 "$desc" ;;
+	FAIL) ok 1 "$desc" ;;
+	*) diag "$desc" ;;
+	esac
+done <"$TMP/checks"
+
+# A components file: an exact rule and a prefix rule that win over the built-in ones.
+printf '%s\n' '# a file of rules' '_copy_to_iter  rxcopy   # the receive side' \
+	'_copy_from_iter* txcopy kernel' 'main  app user' >"$TMP/comp"
+"$SRVSCOPE" cpu -p $spid,$client -d 1 --components "$TMP/comp" >"$TMP/c.txt" 2>&1
+ok $? "--components FILE"
+like "$(cat "$TMP/c.txt")" '^  rxcopy +[0-9.]+ %' "its component rxcopy"
+like "$(cat "$TMP/c.txt")" '^  txcopy +[1-9][0-9.]* %' "and txcopy, by prefix, with samples"
+# --inclusive: each sample by its innermost classified kernel frame.
+"$SRVSCOPE" cpu -p $spid,$client -F 4999 -d 2 --inclusive -f json >"$TMP/i.json" 2>&1
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = {x["name"]: x["percent"] for x in d["components"]}
+assert d["inclusive"] and c["data_copy"] > 10, "components: %s" % c
+' "$TMP/i.json"
+ok $? "--inclusive: data copy still counted"
+
+printf '%s\n' 'tcp_* tcp' '' 'only_one_field' 'a b c d' >"$TMP/bad"
+out=$("$SRVSCOPE" cpu -p $spid -d 1 --components "$TMP/bad" 2>&1)
+rc=$?
+is $rc 2 "a bad components file: exit 2"
+is "$out" "srvscope: $TMP/bad:3: expected 'PATTERN COMPONENT [kernel|user]', found 1 field" \
+	"named with its line number, one line"
+printf 'x* y sideways\n' >"$TMP/bad2"
+out=$("$SRVSCOPE" cpu -p $spid -d 1 --components "$TMP/bad2" 2>&1)
+like "$out" "bad2:1: the third field must be 'kernel' or 'user'" "a bad third field"
+
+stop_pid $cpid
+stop_pid $spid
+done_testing

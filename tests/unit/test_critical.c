@@ -1,0 +1,231 @@
+/* The critical path over a hand-made trace (A waits on B, B on C, C on a timer), and the
+ * convex-hull clock synchronisation over made-up packets whose true clocks are known. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "critical/critical.h"
+#include "rec_build.h"
+#include "unit.h"
+#include "util/util.h"
+
+enum { A = 10, B = 11, C = 12, P = 10 };
+
+static void path_test(void)
+{
+	static const struct {
+		uint32_t tid;
+		enum crit_edge edge;
+		int64_t start, end;
+	} want[] = {
+		{C, CRIT_TIMER, 200, 600},   {C, CRIT_PREEMPTED, 600, 610},
+		{C, CRIT_RUNNING, 610, 800}, {B, CRIT_PREEMPTED, 800, 820},
+		{B, CRIT_RUNNING, 820, 850}, {A, CRIT_PREEMPTED, 850, 870},
+	};
+	struct trace *t, *two[2];
+	struct crit_graph g;
+	struct crit_path p;
+	char err[256];
+	size_t i, n = 0;
+	struct tb b;
+
+	tb_open(&b);
+	trace_writer__add_name(b.w, A, P, "a");
+	trace_writer__add_name(b.w, B, P, "b");
+	trace_writer__add_name(b.w, C, P, "c");
+	tb_switch(&b, 50, 0, 0, 0, C, P, -1, -1, 0, 0);
+	tb_switch(&b, 100, 0, 0, 0, A, P, -1, -1, 0, 0);
+	tb_switch(&b, 120, 0, 0, 0, B, P, -1, -1, 0, 0);
+	tb_switch(&b, 150, C, P, 1, 0, 0, 35, -1, 0, 0);  /* nanosleep */
+	tb_switch(&b, 160, B, P, 1, 0, 0, 202, -1, 0, 0); /* futex */
+	tb_switch(&b, 200, A, P, 1, 0, 0, 0, 3, 0, 0);	  /* read */
+	tb_waking_irq(&b, 600, C, P, WAKE_HRTIMER, 0, 0x1234, 0);
+	tb_switch(&b, 610, 0, 0, 0, C, P, -1, -1, 0, 0);
+	tb_waking_task(&b, 800, B, P, C, "c", 0, 0);
+	tb_switch(&b, 820, 0, 0, 0, B, P, -1, -1, 0, 0);
+	tb_waking_task(&b, 850, A, P, B, "b", 0, 0);
+	tb_switch(&b, 870, 0, 0, 0, A, P, -1, -1, 0, 0);
+	tb_switch(&b, 880, B, P, 1, 0, 0, 202, -1, 0, 0);
+	tb_switch(&b, 900, C, P, 1, 0, 0, 35, -1, 0, 0);
+	t = tb_read(&b, 1000);
+	if (!ok(t != NULL, "trace read back"))
+		return;
+	ok(!crit_graph__build(&g, &t, 1, err, sizeof(err)), "graph over one host");
+	ok(!crit_graph__path(&g, 0, A, 200, 870, &p), "path of A over its wait");
+	for (i = 0; i < p.nr && i < ARRAY_SIZE(want); i++) {
+		const struct crit_segment *s = &p.segs[i];
+
+		n += s->tid == want[i].tid && s->edge == want[i].edge &&
+		     s->start_ns == want[i].start && s->end_ns == want[i].end;
+		if (s->tid != want[i].tid || s->edge != want[i].edge)
+			printf("# segment %zu: %u %s %" PRId64 "-%" PRId64 "\n", i, s->tid,
+			       crit_edge__name(s->edge), s->start_ns, s->end_ns);
+	}
+	is_int(p.nr, ARRAY_SIZE(want), "six segments");
+	is_int(n, ARRAY_SIZE(want), "C's timer, C woken and running, B woken and running, A woken");
+	is_int(p.hops, 2, "two wake-ups crossed");
+	crit_path__free(&p);
+	ok(!crit_graph__path(&g, 0, A, 0, 1000, &p) && p.nr && p.segs[0].edge == CRIT_UNKNOWN &&
+		   p.segs[0].start_ns == 0 && p.segs[0].end_ns == 100,
+	   "before the thread is seen: UNKNOWN");
+	crit_path__free(&p);
+	crit_graph__free(&g);
+	two[0] = two[1] = t;
+	ok(crit_graph__build(&g, two, 2, err, sizeof(err)) == -EINVAL && strstr(err, "same host"),
+	   "the same trace twice is refused: %s", err);
+	trace__close(t);
+}
+
+static void net(struct tb *b, uint64_t ts, bool tx, uint32_t tid, uint16_t cpu, uint64_t softirq,
+		uint32_t seq, uint16_t sport, uint16_t dport)
+{
+	struct rec r;
+
+	tb_rec(b, ts, tx ? REC_NET_TX : REC_NET_RX, tid, tid, 1, &r);
+	r.h.cpu = cpu;
+	r.net.saddr = sport == 80 ? 0x0200000a : 0x0100000a;
+	r.net.daddr = sport == 80 ? 0x0100000a : 0x0200000a;
+	r.net.sport = sport;
+	r.net.dport = dport;
+	r.net.seq = seq;
+	r.net.flags = 0x18;
+	r.net.len = 8;
+	r.net.softirq = softirq;
+	trace_writer__add_event(b->w, &r);
+}
+
+/* Two packets handled by the softirq run that woke server S: the last one came from the
+ * client's softirq (a chain that ends there), the one before from client thread C. The
+ * path takes the one that explains the wait: C's send, then C's work. */
+static void longest_explained_test(void)
+{
+	enum { S = 20, CL = 30 };
+	struct trace *t[2];
+	struct crit_graph g;
+	struct crit_path p;
+	char err[256] = "", what[96];
+	struct tb x, y;
+	bool right;
+
+	tb_open(&x); /* the client */
+	trace_writer__section(x.w, SEC_INFO, "host_id=x\n", 10);
+	trace_writer__add_name(x.w, CL, CL, "client");
+	tb_switch(&x, 50, 0, 0, 0, CL, CL, -1, -1, 0, 0);
+	net(&x, 500, true, CL, 0, 0, 1, 5000, 80); /* P1, sent by C */
+	tb_switch(&x, 600, CL, CL, 1, 0, 0, 0, 3, 0, 0);
+	net(&x, 900, true, 0, 1, 9, 2, 5000, 80);   /* P2, sent from a softirq */
+	net(&x, 1150, false, 0, 0, 4, 3, 80, 5000); /* the answer */
+	t[0] = tb_read(&x, 2000);
+	tb_open(&y); /* the server */
+	trace_writer__section(y.w, SEC_INFO, "host_id=y\n", 10);
+	trace_writer__add_name(y.w, S, S, "server");
+	tb_switch(&y, 60, 0, 0, 0, S, S, -1, -1, 0, 0);
+	tb_switch(&y, 100, S, S, 1, 0, 0, 43, 3, 0, 0); /* accept */
+	net(&y, 990, false, 0, 0, 7, 1, 5000, 80);
+	net(&y, 995, false, 0, 0, 7, 2, 5000, 80);
+	tb_waking_irq(&y, 1000, S, S, WAKE_SOFTIRQ, 3, 0, 0);
+	tb_switch(&y, 1010, 0, 0, 0, S, S, -1, -1, 0, 0);
+	net(&y, 1100, true, S, 0, 0, 3, 80, 5000);
+	t[1] = tb_read(&y, 2000);
+	if (!ok(t[0] && t[1], "two traces read back"))
+		return;
+	ok(!crit_graph__build(&g, t, 2, err, sizeof(err)), "graph over two hosts: %s", err);
+	ok(g.hosts[1].sync == CRIT_SYNC_APPROXIMATE || g.hosts[1].sync == CRIT_SYNC_ACCURATE,
+	   "their clocks synchronised (%s)", crit_sync__quality_name(g.hosts[1].sync));
+	/* The server's wait, switch-out to wake-up, on the client's clock (the reference). */
+	ok(!crit_graph__path(&g, 1, S, crit_graph__to_ref(&g, 1, 100),
+			     crit_graph__to_ref(&g, 1, 1000), &p),
+	   "path of the server's wait");
+	right = p.nr == 2 && p.segs[0].host == 0 && p.segs[0].tid == CL &&
+		p.segs[0].edge == CRIT_RUNNING && p.segs[1].host == 1 && p.segs[1].tid == S &&
+		p.segs[1].edge == CRIT_NETWORK && p.segs[1].from_host == 0 &&
+		p.segs[1].from_tid == CL && llabs(p.segs[1].start_ns - 500) < 100;
+	ok(right, "C running, then the network from C's send: the chain that explains it all");
+	for (size_t i = 0; !right && i < p.nr; i++)
+		printf("# host %u %u %s %" PRId64 "-%" PRId64 " %s\n", p.segs[i].host,
+		       p.segs[i].tid, crit_edge__name(p.segs[i].edge), p.segs[i].start_ns,
+		       p.segs[i].end_ns, crit_segment__what(&g, &p.segs[i], what, sizeof(what)));
+	crit_path__free(&p);
+	crit_graph__free(&g);
+	trace__close(t[0]);
+	trace__close(t[1]);
+}
+
+/* Packets between X (the true clock) and Y, whose clock is offset and drifts; one-way
+ * delays of delay_ns plus up to jitter_ns. */
+static double y_of(double x, double offset, double ppm)
+{
+	return x + offset + x * ppm / 1e6;
+}
+
+static double sync_error(double offset, double ppm, double delay_ns, double jitter_ns, int n,
+			 enum crit_sync_quality *q)
+{
+	struct crit_sync s = {0};
+	struct crit_sync_result r;
+	double worst = 0, x;
+	int i;
+
+	srand(42);
+	for (i = 0; i < n; i++) {
+		double t = 10e9 + i * 2e9 / n, d1 = delay_ns + jitter_ns * rand() / RAND_MAX,
+		       d2 = delay_ns + jitter_ns * rand() / RAND_MAX;
+
+		crit_sync__add(&s, (uint64_t)t, (uint64_t)y_of(t + d1, offset, ppm), true);
+		/* Y sends at t + d1 + 1 ms (Y's clock), X receives d2 later. */
+		crit_sync__add(&s, (uint64_t)(t + d1 + 1e6 + d2),
+			       (uint64_t)y_of(t + d1 + 1e6, offset, ppm), false);
+	}
+	crit_sync__solve(&s, &r);
+	*q = r.quality;
+	for (x = 10e9; x <= 12e9; x += 1e8) {
+		double y = r.slope * (x - s.x0) + r.intercept + s.y0;
+
+		worst = fmax(worst, fabs(y - y_of(x, offset, ppm)));
+	}
+	crit_sync__free(&s);
+	return worst;
+}
+
+static void sync_test(void)
+{
+	struct crit_sync s = {0};
+	struct crit_sync_result r;
+	enum crit_sync_quality q;
+	double e;
+
+	e = sync_error(5e9, 100, 50e3, 30e3, 200, &q);
+	ok(q == CRIT_SYNC_ACCURATE && e < 2e3, "+5 s, +100 ppm, 50-80 us delays: within %.0f ns",
+	   e);
+	e = sync_error(-5e9, -100, 20e6, 200e3, 50, &q);
+	ok(q == CRIT_SYNC_ACCURATE && e < 100e3,
+	   "-5 s, -100 ppm, a 20 ms delay line: within %.0f ns (same delay both ways)", e);
+
+	crit_sync__solve(&s, &r);
+	is_int(r.quality, CRIT_SYNC_ABSENT, "no packet: absent");
+	crit_sync__add(&s, 100, 200, true);
+	crit_sync__add(&s, 300, 400, true);
+	crit_sync__solve(&s, &r);
+	is_int(r.quality, CRIT_SYNC_FAILED, "one way only: failed");
+	crit_sync__add(&s, 150, 400, false); /* sent by Y after X received it: impossible */
+	crit_sync__add(&s, 350, 600, false);
+	crit_sync__solve(&s, &r);
+	is_int(r.quality, CRIT_SYNC_FAILED, "packets that contradict every line: failed");
+	crit_sync__free(&s);
+	crit_sync__add(&s, 1000, 1100, true);
+	crit_sync__add(&s, 1300, 1150, false);
+	crit_sync__solve(&s, &r);
+	ok(r.quality == CRIT_SYNC_APPROXIMATE && fabs(r.intercept + 125) < 1e-6,
+	   "one packet each way: approximate, the middle of the offsets allowed");
+	crit_sync__free(&s);
+	is_str(crit_sync__quality_name(CRIT_SYNC_ACCURATE), "accurate", "quality names");
+}
+
+int main(void)
+{
+	path_test();
+	longest_explained_test();
+	sync_test();
+	return done_testing();
+}
