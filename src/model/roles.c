@@ -269,8 +269,12 @@ static void network_model(struct model *m)
 				per_conn = false;
 		}
 		/* One thread per connection: as many serving threads as connections open at
-		 * once, none serving two. */
+		 * once, none serving two. Not a pool bigger than the load (memcached -t 1000:
+		 * 75 workers served 16 connections at a time, one each, and 925 waited idle
+		 * beside them): its idle peers outnumber the threads that served. */
 		if (run->nr_conn && (nthr < run->peak_conns || run->peak_conns < 2))
+			per_conn = false;
+		if (net > 2 * nthr + 2)
 			per_conn = false;
 	}
 	n->found = served > 0;
