@@ -7,6 +7,8 @@ libjansson-dev libncurses-dev zlib1g-dev libzstd-dev liblzma-dev libbz2-dev libi
 libprotobuf-c-dev protobuf-c-compiler elfutils binutils libc6-dbg perl iproute2 tmux gdb
 linux-perf bpftrace memcached libmemcached-tools redis-server python3 nodejs
 nginx-light apache2 apache2-utils postgresql postgresql-contrib haproxy"
+# srvscope model's thread-per-connection server (and mariadb-slap to drive it)
+PKGS="$PKGS mariadb-server mariadb-client"
 # srvscope report: the HTML report is opened in headless Chromium by t78.
 PKGS="$PKGS chromium"
 # srvscope clone's tests count the clone's syscalls with strace (t72)

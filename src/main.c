@@ -22,6 +22,7 @@ static const struct command commands[] = {
 	{"timeline", cmd_timeline,
 	 "each thread's running, runnable and blocked time, for Perfetto"},
 	{"load", cmd_load, "open-loop load on a memcached, redis or HTTP server, with latencies"},
+	{"model", cmd_model, "what a server is: thread roles, network model, syscalls per request"},
 	{"critical", cmd_critical, "the critical path of a thread, across threads and hosts"},
 	{"report", cmd_report, "one self-contained HTML report (flame graphs, tables) of traces"},
 	{"clone", cmd_clone, "run a synthetic server built from a srvscope model"},

@@ -24,6 +24,7 @@ const volatile __u32 self_tgid = 0;	     /* srvscope itself, never a target */
 /* --call-graph=dwarf: bytes of user stack sent for user space to unwind (0: walk frame
  * pointers here). */
 const volatile __u32 ustack_dump_bytes = 0;
+const volatile bool want_syscall_args = false; /* --syscall-args: REC_SYSCALL_ARGS too */
 
 #define PF_KTHREAD   0x00200000
 #define TASK_RUNNING 0
@@ -167,6 +168,7 @@ struct task_state {
 	/* --syscalls: the syscall in progress, written out at its exit */
 	__u64 enter_ts;
 	__u64 args[3];
+	__u64 arg3; /* want_syscall_args */
 	__s32 nr;
 	__u8 active;
 };
@@ -1231,8 +1233,73 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 	sc->args[0] = BPF_CORE_READ(regs, di);
 	sc->args[1] = BPF_CORE_READ(regs, si);
 	sc->args[2] = BPF_CORE_READ(regs, dx);
+	if (want_syscall_args)
+		sc->arg3 = BPF_CORE_READ(regs, r10);
 	sc->active = 1;
 	return 0;
+}
+
+/* The iovec lengths of an array at iov (cnt entries) into a. */
+static __always_inline void read_iov_lens(struct rec_sysargs *a, __u64 iov, __u64 cnt)
+{
+	__u64 len;
+	int i;
+
+	a->nr_vals = cnt > 0xffffffffull ? 0xffffffffu : cnt;
+	for (i = 0; i < REC_SYSARGS_VALS; i++) {
+		if (i >= cnt)
+			break;
+		len = 0;
+		bpf_probe_read_user(&len, sizeof(len), (void *)(iov + i * 16 + 8));
+		a->vals[i] = len > 0xffffffffull ? 0xffffffffu : len;
+	}
+}
+
+/* x86-64 numbers of the syscalls REC_SYSCALL_ARGS is written for. */
+static __always_inline void write_sysargs(struct task_state *sc)
+{
+	__u64 a1 = sc->args[1], iov = 0, cnt = 0;
+	struct rec *r;
+	__u32 ev = 0;
+
+	switch (sc->nr) {
+	case 19:  /* readv */
+	case 20:  /* writev */
+	case 295: /* preadv */
+	case 296: /* pwritev */
+	case 46:  /* sendmsg */
+	case 47:  /* recvmsg */
+	case 233: /* epoll_ctl */
+	case 288: /* accept4 */
+	case 44:  /* sendto */
+	case 45:  /* recvfrom */
+	case 232: /* epoll_wait */
+	case 281: /* epoll_pwait */
+	case 17:  /* pread64 */
+	case 18:  /* pwrite64 */
+		break;
+	default:
+		return;
+	}
+	r = rec_reserve(sc->enter_ts, REC_SYSCALL_ARGS, (__u32)bpf_get_current_pid_tgid(),
+			bpf_get_current_pid_tgid() >> 32);
+	if (!r)
+		return;
+	r->h.aux = sc->nr;
+	__builtin_memset(&r->sa, 0, sizeof(r->sa));
+	r->sa.arg3 = sc->arg3;
+	if (sc->nr == 19 || sc->nr == 20 || sc->nr == 295 || sc->nr == 296) {
+		read_iov_lens(&r->sa, a1, sc->args[2]);
+	} else if (sc->nr == 46 || sc->nr == 47) {
+		bpf_probe_read_user(&iov, sizeof(iov), (void *)(a1 + 16)); /* msg_iov */
+		bpf_probe_read_user(&cnt, sizeof(cnt), (void *)(a1 + 24)); /* msg_iovlen */
+		read_iov_lens(&r->sa, iov, cnt);
+	} else if (sc->nr == 233 && sc->arg3) {
+		bpf_probe_read_user(&ev, sizeof(ev), (void *)sc->arg3);
+		r->sa.nr_vals = 1;
+		r->sa.vals[0] = ev;
+	}
+	rec_submit(r);
 }
 
 SEC("tp_btf/sys_exit")
@@ -1248,6 +1315,8 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 	if (!sc || !sc->active)
 		return 0;
 	sc->active = 0;
+	if (want_syscall_args)
+		write_sysargs(sc);
 	ts = bpf_ktime_get_ns();
 	r = rec_reserve(ts, REC_SYSCALL, (__u32)pid_tgid, pid_tgid >> 32);
 	if (!r)

@@ -26,6 +26,9 @@ enum rec_type {
 	REC_STATE = 11,	       /* written by user space at the start: a task's state then */
 	REC_NET_TX = 12, /* record --net: a TCP segment queued to a device (net_dev_queue) */
 	REC_NET_RX = 13, /* record --net: a TCP segment received (netif_receive_skb) */
+	/* --syscall-args: what a REC_SYSCALL of the same task does not hold, for the syscalls
+	 * listed at struct rec_sysargs; its time is the syscall's entry; aux: its number. */
+	REC_SYSCALL_ARGS = 20,
 	REC_STACK = 100,       /* ring buffer only: a stack seen for the first time */
 	REC_USTACK_DUMP = 101, /* ring buffer only: user registers + stack bytes to unwind */
 	REC_TYPE_MAX = 102,
@@ -111,6 +114,18 @@ struct rec_syscall { /* aux: syscall number */
 	__u64 args[3];
 };
 
+/* REC_SYSCALL_ARGS: the fourth argument, and values read from the caller's memory:
+ * readv, writev, preadv, pwritev: the iovec lengths (the first 7; nr_vals: the iovec
+ * count); sendmsg, recvmsg: the same from the msghdr's iovec; epoll_ctl: the event's
+ * flags (vals[0]); accept4, sendto, recvfrom, epoll_wait, epoll_pwait, pread64, pwrite64:
+ * arg3 only. */
+#define REC_SYSARGS_VALS 7
+struct rec_sysargs {
+	__u64 arg3;
+	__u32 nr_vals;
+	__u32 vals[REC_SYSARGS_VALS];
+};
+
 struct rec_sample {
 	__u64 kstack, ustack;
 };
@@ -143,6 +158,7 @@ struct rec {
 		struct rec_waking wk;
 		struct rec_task task;
 		struct rec_syscall sc;
+		struct rec_sysargs sa;
 		struct rec_sample sample;
 		struct rec_state state;
 		struct rec_net net;

@@ -10,6 +10,7 @@ int cmd_sched(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
 int cmd_load(int argc, char **argv);
+int cmd_model(int argc, char **argv);
 int cmd_critical(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_clone(int argc, char **argv);

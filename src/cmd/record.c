@@ -282,6 +282,7 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_SYSCALLS:
 			o.syscalls = true;
+			o.syscall_args = true; /* what the model needs: accept4 flags, iovecs */
 			break;
 		case OPT_STACK_REFRESH:
 			if (parse_double("--stack-refresh", optarg, 0, 3600000,

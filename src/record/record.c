@@ -50,6 +50,11 @@
 
 static volatile sig_atomic_t stop_signal;
 
+int record__signalled(void)
+{
+	return stop_signal;
+}
+
 static void on_stop(int sig)
 {
 	stop_signal = sig;
@@ -837,7 +842,7 @@ static void loop(struct recorder *r, uint64_t *lost)
 	uint64_t last_flush = r->start_ns, last_progress = r->start_ns, last_events = 0;
 	uint64_t last_alive = r->start_ns;
 
-	while (!stop_signal && !r->err && !r->procs.err) {
+	while (!stop_signal && !(o->stop && *o->stop) && !r->err && !r->procs.err) {
 		uint64_t now;
 		int err;
 
@@ -895,6 +900,7 @@ static int load(struct recorder *r)
 	r->skel->rodata->wakeup_bytes = o->read_timer_ms ? UINT64_MAX : o->buffer_size / 4;
 	r->skel->rodata->ustack_dump_bytes = o->no_stacks ? 0 : o->ustack_dump_bytes;
 	r->skel->rodata->self_tgid = getpid();
+	r->skel->rodata->want_syscall_args = o->syscalls && o->syscall_args;
 	bpf_map__set_max_entries(r->skel->maps.events, o->buffer_size);
 	bpf_map__set_max_entries(r->skel->maps.dump_scratch,
 				 o->ustack_dump_bytes && !o->no_stacks ? r->nr_cpus * 2 : 1);
@@ -1059,6 +1065,8 @@ int record__run(const struct record_opts *o, int *cmd_status)
 			goto out_close;
 		}
 	}
+	if (o->started)
+		o->started(o->started_arg);
 	loop(&r, lost);
 
 	/* Stop the sources, then take what they left in the ring. */

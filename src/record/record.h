@@ -31,6 +31,7 @@ struct record_opts {
 	bool no_stacks;
 	unsigned int ustack_dump_bytes; /* --call-graph=dwarf: user stack bytes; 0: fp */
 	bool syscalls; /* trace every syscall of the targets (entry, exit, return value) */
+	bool syscall_args; /* with syscalls: REC_SYSCALL_ARGS records too (4th argument, iovecs) */
 	double stack_refresh_ms; /* reuse stacks taken at the same place for this long */
 	int progress;		 /* -1: on a terminal only, 0: never, 1: always */
 	bool verbose;		 /* libbpf's messages */
@@ -41,6 +42,13 @@ struct record_opts {
 	double skew_ppm;	 /* ...and stretched by this from the start */
 	/* srvscope serve: no file (output unused), everything handed to this sink. */
 	const struct trace_sink *sink;
+	/* Called once events flow (after the attach and the start snapshot), from the
+	 * recording's thread: a caller that drives the targets (srvscope model) starts then. */
+	void (*started)(void *arg);
+	void *started_arg;
+	/* Ends the recording, as a signal does, when it becomes non-zero (set from another
+	 * thread); NULL: only the usual ends. */
+	const volatile int *stop;
 };
 
 /* Records until the duration elapses, SIGINT/SIGTERM/SIGHUP arrives, the launched command
@@ -51,5 +59,8 @@ struct record_opts {
 int record__run(const struct record_opts *o, int *cmd_status);
 /* Ends a record__run running in another thread, as SIGTERM would. Async-signal-safe. */
 void record__stop(void);
+/* The signal (SIGINT, SIGTERM, SIGHUP) that ended a recording, 0 when none has: a caller
+ * that records several times in a row stops then too. */
+int record__signalled(void);
 
 #endif

@@ -1,0 +1,503 @@
+/* srvscope model: what a server is (thread roles, network model, syscall profile per
+ * request), from a few recorded load runs against a running server, or from traces
+ * recorded earlier. Options here; the work in src/model/. */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "load/load.h"
+#include "model/collect.h"
+#include "model/model.h"
+#include "proc/task.h"
+#include "record/record.h"
+#include "trace/trace.h"
+#include "util/util.h"
+
+static const char usage_text[] =
+	"usage: srvscope model -p PID (--client URL | --load COMMAND) [options]\n"
+	"       srvscope model FILE.trace...\n"
+	"\n"
+	"Describes a server: its threads clustered by call-stack similarity, each cluster's\n"
+	"role (main, acceptor, network, background, idle), the network model (where accept\n"
+	"and connection I/O happen, epoll/poll/select/blocking, pool sizes, Ditto's\n"
+	"network_model_characteristics) and its network threads' syscalls per measured\n"
+	"request. The server's whole process tree is recorded (every syscall, on- and off-CPU\n"
+	"stacks) during a few short load runs, one trace each; or traces recorded earlier\n"
+	"with 'srvscope record --syscalls --on-cpu' are analysed, one run each.\n"
+	"\n"
+	"  -p, --pid PID          the server's main process\n"
+	"      --client URL       built-in open-loop client: memcached://HOST:PORT,\n"
+	"                         redis://HOST:PORT or http://HOST:PORT/PATH\n"
+	"      --load COMMAND     run COMMAND (with /bin/sh) as the load instead; {conns},\n"
+	"                         {rate}, {duration} and {requests} are replaced per run\n"
+	"      --conns N[,N...]   connections of each run, one run per value (default 4,8,16)\n"
+	"      --rate R           requests per second of each run (default 2000)\n"
+	"      --duration SECS    seconds of load per run (default 2)\n"
+	"      --reconnect SECS   built-in client: connections are reopened after SECS, so\n"
+	"                         the server keeps accepting (default 0.5; 0: never)\n"
+	"      --config FILE      the runs from a JSON file (docs/model.md): {\"runs\": "
+	"[{\"conns\":\n"
+	"                         8, \"rate\": 2000, \"duration_s\": 2}, ...]}\n"
+	"      --call-graph=fp|dwarf\n"
+	"                         how user stacks are taken (default dwarf: see 'record')\n"
+	"      --keep-traces DIR  keep each run's trace in DIR (run-N.trace)\n"
+	"  -o, --output FILE      write the model as JSON (docs/model-json.md)\n"
+	"\n"
+	"A short summary goes to stdout, progress to stderr. Ctrl-C ends the run under way\n"
+	"and the model (the runs done are described). Exit status 0, 1 when a run failed\n"
+	"(the runs done before it are kept and described), 2 for a usage error.\n";
+
+#define MAX_RUNS 64
+
+struct run_spec {
+	unsigned conns;
+	double rate, duration;
+};
+
+static int parse_conns(const char *s, struct run_spec *runs, size_t *nr, double rate,
+		       double duration)
+{
+	char buf[256], *tok, *save;
+	long v;
+
+	if (strlen(s) >= sizeof(buf))
+		return usage_error("model", "--conns: too long");
+	strcpy(buf, s);
+	*nr = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (parse_long("--conns", tok, 1, 100000, &v))
+			return EXIT_USAGE;
+		if (*nr >= MAX_RUNS)
+			return usage_error("model", "--conns: at most %d runs", MAX_RUNS);
+		runs[(*nr)++] = (struct run_spec){(unsigned)v, rate, duration};
+	}
+	if (!*nr)
+		return usage_error("model", "--conns: no value");
+	return 0;
+}
+
+/* --config FILE: {"runs": [{"conns": N, "rate": R, "duration_s": S}, ...]}; a member left
+ * out takes the command line's value. */
+static int parse_config(const char *path, struct run_spec *runs, size_t *nr, double rate,
+			double duration)
+{
+	json_error_t jerr;
+	json_t *doc = json_load_file(path, 0, &jerr), *a, *r;
+	size_t i;
+
+	if (!doc) {
+		error("cannot read the config '%s': %s (line %d)", path, jerr.text, jerr.line);
+		return 1;
+	}
+	a = json_object_get(doc, "runs");
+	if (!json_is_array(a) || !json_array_size(a) || json_array_size(a) > MAX_RUNS) {
+		error("config '%s': \"runs\" must be an array of 1 to %d objects", path, MAX_RUNS);
+		json_decref(doc);
+		return 1;
+	}
+	*nr = 0;
+	json_array_foreach(a, i, r)
+	{
+		json_t *c = json_object_get(r, "conns"), *rt = json_object_get(r, "rate"),
+		       *d = json_object_get(r, "duration_s");
+		struct run_spec s = {4, rate, duration};
+
+		if (!json_is_object(r) ||
+		    (c && (!json_is_integer(c) || json_integer_value(c) < 1 ||
+			   json_integer_value(c) > 100000)) ||
+		    (rt && (!json_is_number(rt) || json_number_value(rt) < 0)) ||
+		    (d && (!json_is_number(d) || json_number_value(d) <= 0 ||
+			   json_number_value(d) > 3600))) {
+			error("config '%s': run %zu: conns must be an integer from 1 to 100000, "
+			      "rate a number >= 0, duration_s a number of seconds in (0, 3600]",
+			      path, i);
+			json_decref(doc);
+			return 1;
+		}
+		if (c)
+			s.conns = (unsigned)json_integer_value(c);
+		if (rt)
+			s.rate = json_number_value(rt);
+		if (d)
+			s.duration = json_number_value(d);
+		runs[(*nr)++] = s;
+	}
+	json_decref(doc);
+	return 0;
+}
+
+static void target_info(struct model *m, pid_t pid)
+{
+	char path[64];
+	ssize_t n;
+
+	m->pid = (uint32_t)pid;
+	proc__check_target(pid, m->comm, true);
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, m->exe, sizeof(m->exe) - 1);
+	m->exe[n > 0 ? n : 0] = '\0';
+	if (proc__title(pid, m->title, sizeof(m->title)) < 0)
+		m->title[0] = '\0';
+}
+
+static bool alive(pid_t pid)
+{
+	return !(kill(pid, 0) && errno == ESRCH);
+}
+
+static int add_trace_run(struct model *m, const struct trace ***traces, struct trace *t,
+			 const char *path, uint32_t pid)
+{
+	struct model_run *run;
+	int err;
+
+	m->runs = xrealloc(m->runs, (m->nr_runs + 1) * sizeof(*m->runs));
+	*traces = xrealloc(*traces, (m->nr_runs + 1) * sizeof(**traces));
+	run = &m->runs[m->nr_runs];
+	memset(run, 0, sizeof(*run));
+	run->index = (unsigned)m->nr_runs;
+	run->trace_path = path;
+	err = model__analyze(t, pid, run);
+	if (err) {
+		model_run__free(run);
+		return err;
+	}
+	(*traces)[m->nr_runs++] = t;
+	return 0;
+}
+
+static int finish(struct model *m, const struct trace **traces, const char *output)
+{
+	FILE *f;
+	int err;
+
+	m->traces = traces;
+	if ((err = model__build(m)))
+		return error("cannot build the model: %s", strerror(-err)), 1;
+	model__print_summary(m, stdout);
+	if (!output)
+		return 0;
+	f = strcmp(output, "-") ? fopen(output, "w") : stdout;
+	if (!f)
+		return error("cannot create '%s': %s", output, strerror(errno)), 1;
+	err = model__write_json(m, f);
+	if (f != stdout && fclose(f) && !err)
+		err = -errno;
+	if (err)
+		return error("cannot write '%s': %s", output, strerror(-err)), 1;
+	return 0;
+}
+
+static int model_traces(char **files, int n, const char *output)
+{
+	struct model m = {0};
+	const struct trace **traces = NULL;
+	int i, ret = 0;
+
+	m.protocol = NULL;
+	for (i = 0; i < n; i++) {
+		struct trace *t = trace__open_report(files[i]);
+
+		if (!t) {
+			ret = 1;
+			break;
+		}
+		if (!(t->hdr.flags & TRACE_F_SYSCALLS))
+			warning("'%s' was recorded without --syscalls: accepts and connection I/O "
+				"cannot be seen",
+				files[i]);
+		if (add_trace_run(&m, &traces, t, files[i], 0)) {
+			trace__close(t);
+			ret = 1;
+			break;
+		}
+		if (!i) {
+			const struct trace_thread *tt = trace__thread(t, m.runs[0].main_pid);
+			char title[512];
+
+			m.pid = m.runs[0].main_pid;
+			if (tt)
+				snprintf(m.comm, sizeof(m.comm), "%.15s", tt->comm);
+			if (trace__title(t, m.pid, title, sizeof(title)))
+				snprintf(m.title, sizeof(m.title), "%s", title);
+		}
+	}
+	if (m.nr_runs && finish(&m, traces, output))
+		ret = 1;
+	for (i = 0; i < (int)m.nr_runs; i++)
+		trace__close((struct trace *)traces[i]);
+	free(traces);
+	model__free(&m);
+	return ret;
+}
+
+int cmd_model(int argc, char **argv)
+{
+	enum {
+		OPT_CLIENT = 256,
+		OPT_LOAD,
+		OPT_CONNS,
+		OPT_RATE,
+		OPT_DURATION,
+		OPT_RECONNECT,
+		OPT_CONFIG,
+		OPT_CALL_GRAPH,
+		OPT_KEEP,
+	};
+	static const struct option longopts[] = {
+		{"pid", required_argument, NULL, 'p'},
+		{"client", required_argument, NULL, OPT_CLIENT},
+		{"load", required_argument, NULL, OPT_LOAD},
+		{"conns", required_argument, NULL, OPT_CONNS},
+		{"rate", required_argument, NULL, OPT_RATE},
+		{"duration", required_argument, NULL, OPT_DURATION},
+		{"reconnect", required_argument, NULL, OPT_RECONNECT},
+		{"config", required_argument, NULL, OPT_CONFIG},
+		{"call-graph", required_argument, NULL, OPT_CALL_GRAPH},
+		{"keep-traces", required_argument, NULL, OPT_KEEP},
+		{"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	struct run_spec runs[MAX_RUNS];
+	size_t nr_runs = 0, r;
+	const char *client = NULL, *load_cmd = NULL, *conns = NULL, *config = NULL;
+	const char *output = NULL, *keep = NULL;
+	double rate = 2000, duration = 2, reconnect = 0.5;
+	struct load_target target = {0};
+	bool dwarf = true;
+	struct model m = {0};
+	const struct trace **traces = NULL;
+	char dir[PATH_MAX] = "";
+	long pid = 0;
+	int c, ret = 0;
+
+	while ((c = getopt_long(argc, argv, ":p:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_long("--pid", optarg, 1, INT_MAX, &pid))
+				return EXIT_USAGE;
+			break;
+		case OPT_CLIENT:
+			client = optarg;
+			break;
+		case OPT_LOAD:
+			load_cmd = optarg;
+			break;
+		case OPT_CONNS:
+			conns = optarg;
+			break;
+		case OPT_RATE:
+			if (parse_double("--rate", optarg, 0, 1e9, &rate))
+				return EXIT_USAGE;
+			break;
+		case OPT_DURATION:
+			if (parse_double("--duration", optarg, 0.1, 3600, &duration))
+				return EXIT_USAGE;
+			break;
+		case OPT_RECONNECT:
+			if (parse_double("--reconnect", optarg, 0, 3600, &reconnect))
+				return EXIT_USAGE;
+			break;
+		case OPT_CONFIG:
+			config = optarg;
+			break;
+		case OPT_CALL_GRAPH:
+			if (!strcmp(optarg, "fp"))
+				dwarf = false;
+			else if (!strcmp(optarg, "dwarf"))
+				dwarf = true;
+			else
+				return usage_error("model", "--call-graph: 'fp' or 'dwarf'");
+			break;
+		case OPT_KEEP:
+			keep = optarg;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			return option_error("model", c, argv);
+		}
+	}
+	if (optind < argc) {
+		if (pid || client || load_cmd || config)
+			return usage_error("model", "trace files or -p PID, not both");
+		return model_traces(argv + optind, argc - optind, output);
+	}
+	if (!pid)
+		return usage_error("model", "-p PID or trace files are needed");
+	if (!client == !load_cmd)
+		return usage_error("model", "one of --client URL and --load COMMAND is needed");
+	if (client && load__parse_url(client, &target))
+		return usage_error("model",
+				   "--client '%s': expected memcached://HOST:PORT, "
+				   "redis://HOST:PORT or http://HOST:PORT/PATH",
+				   client);
+	if (config && conns)
+		return usage_error("model", "--config and --conns, not both");
+	if (config ? parse_config(config, runs, &nr_runs, rate, duration)
+		   : parse_conns(conns ? conns : "4,8,16", runs, &nr_runs, rate, duration))
+		return config ? 1 : EXIT_USAGE;
+	if (proc__check_target((pid_t)pid, NULL, true))
+		return 1;
+
+	if (keep) {
+		if (mkdir(keep, 0700) && errno != EEXIST)
+			return error("cannot create '%s': %s", keep, strerror(errno)), 1;
+		snprintf(dir, sizeof(dir), "%s", keep);
+	} else {
+		snprintf(dir, sizeof(dir), "%s/srvscope-model.XXXXXX",
+			 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+		if (!mkdtemp(dir))
+			return error("cannot create a directory for the traces: %s",
+				     strerror(errno)),
+			       1;
+	}
+	target_info(&m, (pid_t)pid);
+	m.nr_listen = model__listeners((pid_t)pid, m.listen, ARRAY_SIZE(m.listen));
+	if (client) {
+		size_t i;
+
+		for (i = 0; i < m.nr_listen && m.listen[i].port != target.port; i++)
+			;
+		if (i == m.nr_listen) {
+			error("pid %ld (%s) does not listen on TCP port %u (%s): nothing would "
+			      "reach it",
+			      pid, m.comm, target.port,
+			      m.nr_listen ? "see 'ss -ltnp'" : "it listens on no TCP port");
+			ret = 1;
+			goto out_dir;
+		}
+	}
+	m.url = client;
+	m.command = load_cmd;
+	m.protocol = !client			      ? "command"
+		     : target.proto == LOAD_MEMCACHED ? "memcached"
+		     : target.proto == LOAD_REDIS     ? "redis"
+						      : "http";
+
+	for (r = 0; r < nr_runs; r++) {
+		struct collect_opts co = {.pid = (pid_t)pid, .dwarf = dwarf};
+		struct load_result res;
+		char path[PATH_MAX + 32], cmd[8192];
+		struct model_run *run;
+		struct trace *t;
+		int err, lerr;
+
+		co.spec = (struct load_spec){
+			.target = target,
+			.conns = runs[r].conns,
+			.rate = runs[r].rate,
+			.duration_s = runs[r].duration,
+			.reconnect_s = reconnect,
+			.keepalive = true,
+			.value_size = 100,
+			.set_share = 0.1,
+			.keys = 1000,
+		};
+		if (load_cmd) {
+			if ((err = load__expand(load_cmd, &co.spec, cmd, sizeof(cmd)))) {
+				ret = usage_error("model", "--load: %s",
+						  err == -EINVAL ? "unknown {placeholder}"
+								 : "too long once expanded");
+				break;
+			}
+			co.command = cmd;
+		}
+		snprintf(path, sizeof(path), "%s/run-%zu.trace", dir, r);
+		co.trace_path = path;
+		fprintf(stderr, "srvscope: model: run %zu/%zu: %u connection(s), %g req/s, %g s\n",
+			r + 1, nr_runs, co.spec.conns, co.spec.rate, co.spec.duration_s);
+		err = model__collect(&co, &res, &lerr);
+		if (err) {
+			ret = 1;
+			break;
+		}
+		if (!alive((pid_t)pid)) {
+			error("the server (pid %ld) exited during run %zu: the model describes the "
+			      "runs before it",
+			      pid, r + 1);
+			ret = 1;
+			break;
+		}
+		if (lerr) {
+			if (load_cmd)
+				error("run %zu: the load command failed (%s %d): the model "
+				      "describes "
+				      "the runs before it",
+				      r + 1, lerr < 0 ? "error" : "exit status",
+				      lerr < 0 ? -lerr : lerr);
+			else
+				error("run %zu: %s: the model describes the runs before it", r + 1,
+				      res.error[0] ? res.error : strerror(-lerr));
+			ret = 1;
+			break;
+		}
+		if (!load_cmd)
+			load__print_result(&res, stderr);
+		t = trace__open_report(path);
+		if (!t) {
+			ret = 1;
+			break;
+		}
+		if (add_trace_run(&m, &traces, t, keep ? xstrdup(path) : NULL, (uint32_t)pid)) {
+			trace__close(t);
+			ret = 1;
+			break;
+		}
+		run = &m.runs[m.nr_runs - 1];
+		run->conns = co.spec.conns;
+		run->rate = co.spec.rate;
+		run->duration_s = co.spec.duration_s;
+		if (!load_cmd) {
+			run->client_requests = res.completed;
+			run->load_elapsed_s = res.elapsed_s;
+			run->have_latency = res.completed > 0;
+			run->p50_us = res.p50_us;
+			run->p90_us = res.p90_us;
+			run->p99_us = res.p99_us;
+			run->max_us = res.max_us;
+			run->errors = res.errors;
+		}
+		if (!run->cycles && !run->nr_conn)
+			warning("run %zu: the server accepted no connection (is it listening where "
+				"the load connects?)",
+				r + 1);
+		if (record__signalled() && r + 1 < nr_runs) {
+			notice("interrupted: the model describes the %zu run(s) done", r + 1);
+			break;
+		}
+	}
+	if (m.nr_runs && finish(&m, traces, output))
+		ret = 1;
+	for (r = 0; r < m.nr_runs; r++) {
+		trace__close((struct trace *)traces[r]);
+		if (keep)
+			free((char *)m.runs[r].trace_path);
+	}
+	free(traces);
+	model__free(&m);
+out_dir:
+	if (!keep) {
+		char path[PATH_MAX + 32];
+
+		for (r = 0; r < nr_runs; r++) {
+			snprintf(path, sizeof(path), "%s/run-%zu.trace", dir, r);
+			unlink(path);
+		}
+		rmdir(dir);
+	}
+	return ret;
+}

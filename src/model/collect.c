@@ -1,0 +1,123 @@
+/* One run of 'srvscope model': the recorder follows the server's whole process tree (with
+ * every syscall, on-CPU samples and off-CPU stacks) while a load drives it; the load
+ * starts once events flow, and its end ends the recording. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "model/collect.h"
+#include "record/record.h"
+#include "util/util.h"
+
+/* Shared with the load's thread; on the heap, and left there if that thread never ends. */
+struct driver {
+	struct collect_opts co;
+	struct load_result res;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool started, done;
+	volatile int stop_record; /* the load is over: the recording ends */
+	volatile int stop_load;	  /* the recording is over: the load ends */
+	int err;		  /* the load's: -errno, or the command's status */
+};
+
+static void on_started(void *arg)
+{
+	struct driver *d = arg;
+
+	pthread_mutex_lock(&d->lock);
+	d->started = true;
+	pthread_cond_signal(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+}
+
+static void *drive(void *arg)
+{
+	struct driver *d = arg;
+	const struct collect_opts *co = &d->co;
+
+	pthread_mutex_lock(&d->lock);
+	while (!d->started && !d->done)
+		pthread_cond_wait(&d->cond, &d->lock);
+	pthread_mutex_unlock(&d->lock);
+	if (d->done) /* the recording failed before it started */
+		return NULL;
+	if (co->command) {
+		int st = load__run_command(co->command, co->spec.duration_s, 5.0);
+
+		d->res.elapsed_s = co->spec.duration_s;
+		if (st < 0)
+			d->err = st;
+		else if (st)
+			d->err = st; /* a command's failure: its status */
+	} else {
+		d->err = load__run(&co->spec, &d->res, &d->stop_load);
+	}
+	d->stop_record = 1;
+	return NULL;
+}
+
+int model__collect(const struct collect_opts *co, struct load_result *res, int *load_err)
+{
+	pid_t pid = co->pid;
+	struct driver *d = xcalloc(1, sizeof(*d));
+	struct record_opts o = {
+		.pids = &pid,
+		.nr_pids = 1,
+		.duration = co->spec.duration_s + 15,
+		.output = co->trace_path,
+		.force = true,
+		.buffer_size = 64u << 20,
+		.on_cpu_hz = 99,
+		.ustack_dump_bytes = co->dwarf ? RECORD_DEFAULT_DUMP_SIZE : 0,
+		.syscalls = true,
+		.syscall_args = true,
+		.stack_refresh_ms = 100,
+		.progress = 0,
+		.cmdline = "srvscope model",
+		.started = on_started,
+		.started_arg = d,
+		.stop = &d->stop_record,
+	};
+	struct timespec until;
+	pthread_t th;
+	int err, st;
+
+	d->co = *co;
+	memset(res, 0, sizeof(*res));
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_cond_init(&d->cond, NULL);
+	if ((err = pthread_create(&th, NULL, drive, d))) {
+		error("cannot start the load: %s", strerror(err));
+		free(d);
+		return -err;
+	}
+	err = record__run(&o, &st);
+	pthread_mutex_lock(&d->lock);
+	d->done = true;
+	pthread_cond_signal(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+	d->stop_load = 1;
+	/* A load bounds itself (its duration, a second to drain, a command's grace): one that
+	 * has not ended well after is stuck, and must not hold the model. */
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)co->spec.duration_s + 10;
+	if (pthread_timedjoin_np(th, NULL, &until)) {
+		error("the load did not end within %.0f s of the recording: the model describes "
+		      "the runs before it",
+		      co->spec.duration_s + 10);
+		pthread_detach(th);
+		*load_err = -ETIMEDOUT;
+		return err ? err : -ETIMEDOUT; /* d stays: the thread still uses it */
+	}
+	pthread_cond_destroy(&d->cond);
+	pthread_mutex_destroy(&d->lock);
+	*res = d->res;
+	*load_err = d->err;
+	free(d);
+	return err;
+}

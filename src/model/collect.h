@@ -1,0 +1,23 @@
+/* One recorded load run of 'srvscope model' (collect.c). */
+#ifndef SRVSCOPE_MODEL_COLLECT_H
+#define SRVSCOPE_MODEL_COLLECT_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "load/load.h"
+
+struct collect_opts {
+	pid_t pid;		/* the server: its whole process tree is recorded */
+	struct load_spec spec;	/* the load (duration_s also bounds a load command) */
+	const char *command;	/* --load COMMAND, expanded; NULL: the built-in client */
+	const char *trace_path; /* where the run's trace goes */
+	bool dwarf;		/* user stacks unwound with DWARF CFI instead of frame pointers */
+};
+
+/* Records the server while the load runs, into co->trace_path. Returns the recorder's 0 or
+ * -errno (it reported why); *load_err: the load's -errno or a command's non-zero status, 0
+ * when it ran (res: what the built-in client measured). */
+int model__collect(const struct collect_opts *co, struct load_result *res, int *load_err);
+
+#endif

@@ -1,0 +1,263 @@
+/* 'srvscope model': what a server is, from recordings of it under load. analyze.c turns one
+ * trace into facts per thread and per connection (pure, over the trace in memory); roles.c
+ * groups threads, names their roles and derives the network model (Ditto's keys and ours);
+ * profile.c sums the network threads' syscalls per measured request; output.c writes the
+ * JSON document (docs/model-json.md) and the summary; collect.c runs loads and records. */
+#ifndef SRVSCOPE_MODEL_MODEL_H
+#define SRVSCOPE_MODEL_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "model/listen.h"
+#include "trace/u64map.h"
+
+struct trace;
+
+/* What a file descriptor is, as far as the trace tells. */
+enum fd_kind {
+	FDK_OTHER = 0,
+	FDK_TCP,
+	FDK_UDP,
+	FDK_UNIX,
+	FDK_FILE,
+	FDK_PIPE,
+	FDK_EVENTFD,
+	FDK_EPOLL,
+	FDK_TIMERFD,
+	FDK_SIGNALFD,
+	FDK_KINDS,
+};
+const char *model__fd_kind_name(enum fd_kind k);
+
+/* How a thread waits, by the syscall it is off-CPU in. */
+enum wait_kind {
+	WK_EPOLL = 0,
+	WK_POLL,
+	WK_SELECT,
+	WK_URING,
+	WK_READ,   /* read/recv family on a connection: blocking I/O */
+	WK_ACCEPT, /* blocked in accept */
+	WK_FUTEX,
+	WK_SLEEP,
+	WK_OTHER,
+	WK_KINDS,
+};
+const char *model__wait_name(enum wait_kind k);
+
+/* One stack of a thread and the time spent in it (on- and off-CPU). */
+struct model_stack {
+	uint64_t ustack, kstack;
+	uint64_t ns;
+	bool on_cpu;
+};
+
+/* One syscall of a request's cycle (what the clone replays). */
+#define MODEL_CYCLE_MAX 16
+struct model_step {
+	int16_t nr;
+	uint8_t kind; /* enum fd_kind, for calls that take an fd */
+	uint8_t ret;  /* 0 ok, 1 EAGAIN, 2 another error */
+	uint32_t bytes;
+	int32_t maxevents, timeout_ms; /* epoll_wait/poll; -2: not known */
+	uint32_t iov_n, iov[4];
+};
+
+struct model_cycle {
+	struct model_step steps[MODEL_CYCLE_MAX];
+	unsigned len;
+	uint64_t count;
+};
+
+struct model_thread {
+	uint32_t tid, pid;
+	char comm[16];
+	uint64_t on_ns, off_ns;
+	uint64_t wait_ns[WK_KINDS];
+	uint64_t waits[WK_KINDS]; /* calls that waited this way (epoll_wait... returns) */
+	uint64_t accepts;	  /* accept/accept4 that returned a connection */
+	uint64_t conn_io;	  /* read/write family calls on connections */
+	uint64_t conn_blocked;	  /* of which blocked (off-CPU) in a read */
+	uint64_t eagain;	  /* connection I/O that returned EAGAIN */
+	uint32_t conns;		  /* distinct connections it did I/O on */
+	uint32_t max_open_conns;  /* connections it served at once, at most */
+	uint64_t syscalls;	  /* all its syscalls */
+	struct model_stack *stacks;
+	size_t nr_stacks, cap_stacks;
+	struct u64map stack_idx;
+	/* Profile pass: connections whose request cycle is under way in this thread (index
+	 * + 1), the last one it touched first. */
+	uint32_t open_seq[8];
+	unsigned nr_open_seq;
+	int cluster; /* -1 until clustered */
+	bool network, acceptor;
+};
+
+/* A connection: from accept (or from the start, for one seen only in I/O) to close. */
+struct model_conn {
+	uint32_t pid; /* the process that accepted it */
+	int32_t fd;
+	uint32_t accept_tid;
+	uint64_t accept_ns, close_ns;
+	uint32_t io_tid;     /* the first thread that did I/O on it */
+	uint32_t other_tids; /* further threads that did */
+	uint64_t reads, writes, cycles;
+	uint64_t req_acc, resp_acc; /* bytes of the request, the response under way */
+	uint8_t last;		    /* 1 after a read that returned data, 2 after a write */
+	bool handed;		    /* I/O by a thread other than the acceptor */
+	bool nonblocking;
+};
+
+#define MODEL_SIZE_BUCKETS 24 /* powers of two from 1 to 8M, and more */
+
+/* A distribution of sizes in power-of-two buckets. */
+struct model_sizes {
+	uint64_t hist[MODEL_SIZE_BUCKETS];
+	uint64_t n, max;
+	double sum;
+};
+void model_sizes__add(struct model_sizes *s, uint64_t bytes);
+
+/* Syscall statistics of the network threads, summed per syscall number. */
+struct model_sc_stat {
+	uint64_t count;
+	uint64_t fd_kind[FDK_KINDS];
+	uint64_t ok, eagain, err;
+	uint64_t sock_hist[MODEL_SIZE_BUCKETS], file_hist[MODEL_SIZE_BUCKETS];
+	uint64_t sock_n, file_n;
+	double sock_sum, file_sum;
+	uint64_t sock_max, file_max;
+	struct u64map arg_vals; /* epoll_wait maxevents, poll timeout, fcntl/epoll_ctl ops */
+	struct u64map timeouts; /* epoll_wait, epoll_pwait: timeout (ms) -> calls */
+	struct u64map flags;	/* accept4, sendto, recvfrom: flags; epoll_ctl: events -> calls */
+	struct {
+		uint32_t n, len[7]; /* iovec count, the first lengths */
+		uint64_t count;
+	} iov[8]; /* layouts, in order of appearance */
+	uint64_t iov_other, iov_n;
+	uint64_t off_min, off_max, off_n, off_aligned;
+	uint64_t ns; /* time inside the call */
+};
+
+#define MODEL_MAX_SYSCALL 512
+
+struct model_run {
+	unsigned index;
+	unsigned conns; /* asked of the load, 0 when not known */
+	double rate, duration_s;
+	double load_elapsed_s;
+	uint64_t client_requests; /* as the client counted them, 0 when not known */
+	double client_rps;
+	double p50_us, p90_us, p99_us, max_us;
+	bool have_latency;
+	uint64_t errors;
+	const char *trace_path;
+
+	uint32_t main_pid;
+	uint64_t start_ns, end_ns;
+	struct model_thread *thr;
+	size_t nr_thr, cap_thr;
+	struct u64map thr_idx;
+	struct model_conn *conn;
+	size_t nr_conn, cap_conn;
+	uint32_t peak_conns;
+	uint64_t cycles; /* measured requests: request/response cycles on connections */
+	struct model_sizes req_bytes, resp_bytes; /* per cycle: read, then written */
+	struct model_cycle *seqs; /* distinct syscall sequences of a cycle, network threads */
+	size_t nr_seqs, cap_seqs;
+	struct u64map seq_idx;
+	uint64_t seqs_seen;
+	uint32_t listeners;
+	bool fork_per_conn;	  /* connections handled in processes forked after accept */
+	struct model_sc_stat *sc; /* [MODEL_MAX_SYSCALL], network threads only */
+	uint64_t unknown_syscalls;
+	uint64_t net_on_ns;   /* on-CPU of the network threads */
+	bool epoll_exclusive; /* a listener was added to an epoll with EPOLLEXCLUSIVE */
+	bool have_args;	      /* the trace has REC_SYSCALL_ARGS records */
+	uint64_t procs_seen;
+	struct u64map procs; /* pid -> ppid */
+};
+
+/* Turns the trace into run's facts. main_pid 0: the trace's first target. Returns 0 or
+ * -errno. */
+int model__analyze(const struct trace *t, uint32_t main_pid, struct model_run *run);
+void model_run__free(struct model_run *run);
+
+/* A cluster of threads (over every run). */
+enum model_role {
+	ROLE_MAIN = 0,
+	ROLE_ACCEPTOR,
+	ROLE_NETWORK,
+	ROLE_BACKGROUND,
+	ROLE_IDLE,
+	ROLES,
+};
+const char *model__role_name(enum model_role r);
+
+struct model_item { /* a thread in one run */
+	unsigned run;
+	size_t thr;
+};
+
+struct model_cluster {
+	int id;
+	char name[16];
+	enum model_role role;
+	bool roles[ROLES];
+	struct model_item *items;
+	size_t nr_items;
+	unsigned *size_per_run;
+	unsigned processes;
+	bool grows_with_conns;
+	double on_cpu_share;
+	enum wait_kind wait;
+	double wait_share;
+	char **stack; /* heaviest path, outermost first */
+	size_t stack_len;
+};
+
+struct model_netmodel {
+	bool accept_dispatch, network_dispatch, network_epoll, nonblocking, blocking;
+	unsigned accept_pool, network_pool;
+	bool accept_per_conn, network_per_conn;
+	const char *network_io, *accept_io;
+	bool multi_process;
+	const char *per_connection; /* none | thread | process */
+	double handoff_share;
+	const char *handoff;
+	unsigned listeners;
+	bool epoll_exclusive;
+	bool found; /* a connection was seen at all */
+};
+
+struct model {
+	struct model_run *runs;
+	size_t nr_runs;
+	struct model_cluster *clusters;
+	size_t nr_clusters;
+	double threshold;
+	size_t distinct_trees;
+	struct model_netmodel net;
+	/* The target and the load, for the output. */
+	uint32_t pid;
+	char comm[16];
+	char exe[512];
+	char title[512];
+	const char *protocol, *url, *command;
+	struct model_listen listen[16];
+	size_t nr_listen;
+	const struct trace **traces; /* per run, for naming frames; may be NULL */
+};
+
+/* Clusters the threads of every run, names the roles and derives the network model. The
+ * runs' traces are used to name stack frames. Returns 0 or -errno. */
+int model__build(struct model *m);
+void model__free(struct model *m);
+
+/* Output (output.c). */
+int model__write_json(const struct model *m, FILE *f);
+void model__print_summary(const struct model *m, FILE *f);
+
+#endif
