@@ -395,20 +395,18 @@ static void test_small(void)
 static void test_match(void)
 {
 	struct cluster_thread a[T_NR], b[T_NR];
-	const struct stacktree *ca[4], *cb[4];
-	struct stacktree *wa = tree(), *wb = tree();
-	int map[4];
+	const struct stacktree *ca[4], *cb[5];
+	struct stacktree *wa = tree(), *wb, *idle;
+	int map[5];
 
 	memcached(a);
 	memcached(b);
-	for (unsigned i = T_W1; i <= T_W4; i++) {
+	for (unsigned i = T_W1; i <= T_W4; i++)
 		stacktree__merge(wa, a[i].tree);
-		stacktree__merge(wb, b[i].tree);
-	}
-	/* Run B, under more load: workers busier, listed in another order, and a new
-	 * background thread A never had. */
-	stacktree__free(wb);
+	/* Run B, under another load: its workers split into a busy cluster and an idle
+	 * one, listed in another order, and a background thread run A never had. */
 	wb = mc_worker(2000, 3000, 0x77);
+	idle = mc_worker(5000, 0, 0);
 	ca[0] = wa;
 	ca[1] = a[T_MAIN].tree;
 	ca[2] = a[T_ASSOC].tree;
@@ -417,13 +415,19 @@ static void test_match(void)
 	cb[1] = b[T_ASSOC].tree;
 	cb[2] = wb;
 	cb[3] = b[T_MAIN].tree;
-	ok(!cluster__match(ca, 4, cb, 4, map), "match two runs' clusters");
+	cb[4] = idle;
+	ok(!cluster__match(ca, 4, cb, 5, map), "match two runs' clusters");
 	is_int(map[2], 0, "the busier workers are the workers");
+	is_int(map[4], 0, "the idle workers are the workers too");
 	is_int(map[3], 1, "main is main");
 	is_int(map[1], 2, "the assoc thread is itself");
 	is_int(map[0], -1, "the logger, new in run B, matches nothing");
+	ok(!cluster__match(ca, 4, cb, 0, map) && !cluster__match(ca, 0, cb, 5, map) &&
+		   map[0] == -1 && map[4] == -1,
+	   "against an empty run nothing matches");
 	stacktree__free(wa);
 	stacktree__free(wb);
+	stacktree__free(idle);
 	free_threads(a, T_NR);
 	free_threads(b, T_NR);
 }
