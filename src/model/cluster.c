@@ -175,7 +175,6 @@ static int cut(const struct stacktree **trees, double *size, unsigned m, unsigne
 	       double *threshold)
 {
 	struct merge *mg;
-	unsigned below;
 	float *d;
 	int err;
 
@@ -190,6 +189,8 @@ static int cut(const struct stacktree **trees, double *size, unsigned m, unsigne
 	if (!err)
 		err = nn_chain(d, size, m, mg);
 	if (!err) {
+		unsigned below;
+
 		qsort(mg, m - 1, sizeof(*mg), merge_cmp);
 		below = widest_gap(mg, m - 1, threshold);
 		/* Average linkage never merges below an earlier merge (no inversions), so

@@ -61,7 +61,7 @@ static bool is_0x(const char *s, size_t len)
  * *sized set for the second form, a symbol's offset and size. */
 static size_t offset_at(const char *name, size_t len, bool *sized)
 {
-	const char *plus = NULL;
+	const char *plus = NULL, *end = name + len, *slash;
 
 	*sized = false;
 	for (size_t i = len; i-- > 0;)
@@ -71,11 +71,10 @@ static size_t offset_at(const char *name, size_t len, bool *sized)
 		}
 	if (!plus || plus == name)
 		return len;
-	const char *off = plus + 1, *end = name + len, *slash = memchr(off, '/', end - off);
-
+	slash = memchr(plus + 1, '/', end - plus - 1);
 	if (slash && !is_0x(slash + 1, end - slash - 1))
 		return len;
-	if (!is_0x(off, (slash ? slash : end) - off))
+	if (!is_0x(plus + 1, (slash ? slash : end) - plus - 1))
 		return len;
 	*sized = slash != NULL;
 	return plus - name;
