@@ -97,12 +97,8 @@ static int nn_chain(float *d, double *size, unsigned m, struct merge *out)
 			best = d[tri(a, prev, m)];
 		}
 		for (unsigned k = 0; k < m; k++) {
-			if (k == a || gone[k])
-				continue;
-			float x = d[tri(a, k, m)];
-
-			if (b == m || x < best) {
-				best = x;
+			if (k != a && !gone[k] && (b == m || d[tri(a, k, m)] < best)) {
+				best = d[tri(a, k, m)];
 				b = k;
 			}
 		}
@@ -113,10 +109,10 @@ static int nn_chain(float *d, double *size, unsigned m, struct merge *out)
 		/* a and b are each other's nearest: merge b into a. */
 		len -= 2;
 		for (unsigned k = 0; k < m; k++) {
-			if (k == a || k == b || gone[k])
-				continue;
 			size_t ka = tri(k, a, m);
 
+			if (k == a || k == b || gone[k])
+				continue;
 			d[ka] = (float)((size[a] * d[ka] + size[b] * d[tri(k, b, m)]) /
 					(size[a] + size[b]));
 		}
