@@ -40,7 +40,7 @@ static uint64_t signature(const struct stacktree *t)
 
 	if (!t)
 		return 0;
-	cnt = t->root->ns == 0;
+	cnt = stacktree__by_count(t);
 	total = cnt ? (double)t->root->cnt : (double)t->root->ns;
 	if (total <= 0 || !t->root->nr_kids)
 		return 0;
