@@ -67,7 +67,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			double x = stacktree__distance(t[i], t[j]);
 
 			assert(x >= 0 && x <= 1 && x == stacktree__distance(t[j], t[i]));
-			assert(fabs(x - d[k]) < 1e-4);
+			/* Single precision summed over up to a few thousand nodes. */
+			assert(fabs(x - d[k]) < 1e-3);
 		}
 		th[i] = (struct cluster_thread){.tid = 100 + i, .tree = t[i]};
 	}
