@@ -15,14 +15,15 @@
 #define MAX_FRAMES  512
 
 static struct cluster_thread th[MAX_THREADS];
-static char comm[MAX_THREADS][32];
+static char comm[MAX_THREADS][64];
 static char line[1 << 20];
 
 static int add_line(unsigned n, char *s, double hz)
 {
 	const char *frames[MAX_FRAMES];
 	char kind[4], *sp, *f, *save;
-	unsigned tid, nr = 0, off;
+	unsigned tid, nr = 0;
+	int off;
 	uint64_t count, ns;
 
 	if (sscanf(s, "%u %3s %n", &tid, kind, &off) != 2)

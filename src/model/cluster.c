@@ -40,7 +40,7 @@ static uint64_t signature(const struct stacktree *t)
 
 	if (!t)
 		return 0;
-	cnt = t->root->ns == 0;
+	cnt = stacktree__by_count(t);
 	total = cnt ? (double)t->root->cnt : (double)t->root->ns;
 	if (total <= 0 || !t->root->nr_kids)
 		return 0;
@@ -97,12 +97,8 @@ static int nn_chain(float *d, double *size, unsigned m, struct merge *out)
 			best = d[tri(a, prev, m)];
 		}
 		for (unsigned k = 0; k < m; k++) {
-			if (k == a || gone[k])
-				continue;
-			float x = d[tri(a, k, m)];
-
-			if (b == m || x < best) {
-				best = x;
+			if (k != a && !gone[k] && (b == m || d[tri(a, k, m)] < best)) {
+				best = d[tri(a, k, m)];
 				b = k;
 			}
 		}
@@ -113,10 +109,10 @@ static int nn_chain(float *d, double *size, unsigned m, struct merge *out)
 		/* a and b are each other's nearest: merge b into a. */
 		len -= 2;
 		for (unsigned k = 0; k < m; k++) {
-			if (k == a || k == b || gone[k])
-				continue;
 			size_t ka = tri(k, a, m);
 
+			if (k == a || k == b || gone[k])
+				continue;
 			d[ka] = (float)((size[a] * d[ka] + size[b] * d[tri(k, b, m)]) /
 					(size[a] + size[b]));
 		}
@@ -167,6 +163,40 @@ static unsigned uf_find(unsigned *parent, unsigned x)
 		x = parent[x];
 	}
 	return x;
+}
+
+/* Average linkage over m trees of weights size[] (changed), cut at the widest gap:
+ * parent[] (m entries) a union-find forest whose roots are the clusters. */
+static int cut(const struct stacktree **trees, double *size, unsigned m, unsigned *parent,
+	       double *threshold)
+{
+	struct merge *mg;
+	float *d;
+	int err;
+
+	*threshold = 0;
+	for (unsigned s = 0; s < m; s++)
+		parent[s] = s;
+	if (m < 2)
+		return 0;
+	d = malloc((size_t)m * (m - 1) / 2 * sizeof(*d));
+	mg = malloc(m * sizeof(*mg));
+	err = d && mg ? stacktree__all_pairs(trees, m, d) : -ENOMEM;
+	if (!err)
+		err = nn_chain(d, size, m, mg);
+	if (!err) {
+		unsigned below;
+
+		qsort(mg, m - 1, sizeof(*mg), merge_cmp);
+		below = widest_gap(mg, m - 1, threshold);
+		/* Average linkage never merges below an earlier merge (no inversions), so
+		 * the merges under the cut, applied in any order, give its clusters. */
+		for (unsigned i = 0; i < below; i++)
+			parent[uf_find(parent, mg[i].b)] = uf_find(parent, mg[i].a);
+	}
+	free(mg);
+	free(d);
+	return err;
 }
 
 struct group {
@@ -233,11 +263,9 @@ int cluster__threads(const struct cluster_thread *t, unsigned n, struct cluster_
 {
 	unsigned *rep = NULL, *first = NULL, *slot_of = NULL, *parent = NULL, *order = NULL;
 	const struct stacktree **trees = NULL;
-	unsigned m = 0, below, nr_groups = 0;
-	struct merge *mg = NULL;
+	unsigned m = 0, nr_groups = 0;
 	struct group *groups = NULL;
 	double *size = NULL;
-	float *d = NULL;
 	int err = -ENOMEM;
 
 	memset(res, 0, sizeof(*res));
@@ -258,42 +286,21 @@ int cluster__threads(const struct cluster_thread *t, unsigned n, struct cluster_
 	res->distinct = m;
 	parent = malloc(m * sizeof(*parent));
 	size = calloc(m, sizeof(*size));
-	mg = malloc(m * sizeof(*mg));
 	trees = malloc(m * sizeof(*trees));
-	if (!parent || !size || !mg || !trees)
+	groups = calloc(m, sizeof(*groups));
+	order = malloc(m * sizeof(*order));
+	if (!parent || !size || !trees || !groups || !order)
 		goto out;
 	for (unsigned s = 0; s < m; s++) {
 		slot_of[first[s]] = s;
-		parent[s] = s;
+		trees[s] = t[first[s]].tree;
 	}
 	for (unsigned i = 0; i < n; i++)
 		size[slot_of[rep[i]]] += 1;
-
-	below = 0;
-	if (m > 1) {
-		d = malloc((size_t)m * (m - 1) / 2 * sizeof(*d));
-		if (!d)
-			goto out;
-		for (unsigned s = 0; s < m; s++)
-			trees[s] = t[first[s]].tree;
-		err = stacktree__all_pairs(trees, m, d);
-		if (!err)
-			err = nn_chain(d, size, m, mg);
-		if (err)
-			goto out;
-		qsort(mg, m - 1, sizeof(*mg), merge_cmp);
-		below = widest_gap(mg, m - 1, &res->threshold);
-	}
-	/* Average linkage never merges below an earlier merge (no inversions), so the
-	 * merges under the cut, applied in any order, give the clusters of the cut. */
-	for (unsigned i = 0; i < below; i++)
-		parent[uf_find(parent, mg[i].b)] = uf_find(parent, mg[i].a);
-
-	err = -ENOMEM;
-	groups = calloc(m, sizeof(*groups));
-	order = malloc(m * sizeof(*order));
-	if (!groups || !order)
+	err = cut(trees, size, m, parent, &res->threshold);
+	if (err)
 		goto out;
+
 	for (unsigned i = 0; i < n; i++) {
 		struct group *g = &groups[uf_find(parent, slot_of[rep[i]])];
 
@@ -309,13 +316,10 @@ int cluster__threads(const struct cluster_thread *t, unsigned n, struct cluster_
 	for (unsigned i = 0; i < n; i++)
 		res->assign[i] = groups[uf_find(parent, slot_of[rep[i]])].rank;
 	res->nr_clusters = nr_groups;
-	err = 0;
 out:
 	free(trees);
 	free(order);
 	free(groups);
-	free(d);
-	free(mg);
 	free(size);
 	free(parent);
 	free(slot_of);
@@ -334,44 +338,12 @@ void cluster_result__free(struct cluster_result *res)
 	memset(res, 0, sizeof(*res));
 }
 
-/* The distance from cluster i of a run to its nearest run-mate (1 when it has none). */
-static double nearest_mate(const struct stacktree *const *c, unsigned nr, unsigned i)
-{
-	double best = 1;
-
-	for (unsigned j = 0; j < nr; j++)
-		if (j != i) {
-			double x = stacktree__distance(c[i], c[j]);
-
-			if (x < best)
-				best = x;
-		}
-	return best;
-}
-
-struct pair {
-	unsigned a, b;
-	double d;
-};
-
-static int pair_cmp(const void *x, const void *y)
-{
-	const struct pair *p = x, *q = y;
-
-	if (p->d != q->d)
-		return p->d < q->d ? -1 : 1;
-	if (p->b != q->b)
-		return p->b < q->b ? -1 : 1;
-	return p->a < q->a ? -1 : p->a > q->a;
-}
-
 int cluster__match(const struct stacktree *const *a, unsigned na, const struct stacktree *const *b,
 		   unsigned nb, int *map)
 {
-	double *mate_a = NULL, *mate_b = NULL;
-	struct pair *p = NULL;
-	bool *used = NULL;
-	size_t nr = 0;
+	const struct stacktree **trees = NULL;
+	unsigned m = na + nb, *parent = NULL;
+	double *size = NULL, threshold;
 	int err = -ENOMEM;
 
 	if ((na && !a) || (nb && !b) || (nb && !map))
@@ -380,36 +352,40 @@ int cluster__match(const struct stacktree *const *a, unsigned na, const struct s
 		map[j] = -1;
 	if (!na || !nb)
 		return 0;
-	mate_a = malloc(na * sizeof(*mate_a));
-	mate_b = malloc(nb * sizeof(*mate_b));
-	used = calloc(na, sizeof(*used));
-	p = malloc((size_t)na * nb * sizeof(*p));
-	if (!mate_a || !mate_b || !used || !p)
+	trees = malloc(m * sizeof(*trees));
+	size = malloc(m * sizeof(*size));
+	parent = malloc(m * sizeof(*parent));
+	if (!trees || !size || !parent)
 		goto out;
-	for (unsigned i = 0; i < na; i++)
-		mate_a[i] = nearest_mate(a, na, i);
-	for (unsigned j = 0; j < nb; j++)
-		mate_b[j] = nearest_mate(b, nb, j);
-	/* A pair can match only if each is nearer to the other than to anything of its own
-	 * run: a cluster new in run B is not forced onto a leftover of run A. */
-	for (unsigned i = 0; i < na; i++)
-		for (unsigned j = 0; j < nb; j++) {
-			double x = stacktree__distance(a[i], b[j]);
+	for (unsigned i = 0; i < m; i++) {
+		trees[i] = i < na ? a[i] : b[i - na];
+		size[i] = 1;
+	}
+	/* The clusters of both runs clustered together, by the same rule as threads: a
+	 * cluster of B and one of A that land in one cluster would have been one cluster
+	 * had they been in one run. */
+	err = cut(trees, size, m, parent, &threshold);
+	if (err)
+		goto out;
+	for (unsigned j = 0; j < nb; j++) {
+		unsigned root = uf_find(parent, na + j);
+		double best = 2;
 
-			if (x < 1 && x < mate_a[i] && x < mate_b[j])
-				p[nr++] = (struct pair){i, j, x};
-		}
-	qsort(p, nr, sizeof(*p), pair_cmp);
-	for (size_t k = 0; k < nr; k++)
-		if (!used[p[k].a] && map[p[k].b] < 0) {
-			used[p[k].a] = true;
-			map[p[k].b] = (int)p[k].a;
-		}
-	err = 0;
+		/* Several clusters of B may be one of A (a pool that one run split into busy
+		 * and idle threads): each goes to the nearest of A's beside it. */
+		for (unsigned i = 0; i < na; i++)
+			if (uf_find(parent, i) == root) {
+				double x = stacktree__distance(a[i], b[j]);
+
+				if (x < best) {
+					best = x;
+					map[j] = (int)i;
+				}
+			}
+	}
 out:
-	free(p);
-	free(used);
-	free(mate_b);
-	free(mate_a);
+	free(parent);
+	free(size);
+	free(trees);
 	return err;
 }

@@ -47,6 +47,9 @@ void cluster_result__free(struct cluster_result *res);
  * = a or -1. */
 int cluster__match(const struct stacktree *const *a, unsigned na, const struct stacktree *const *b,
 		   unsigned nb, int *map);
+/* (cluster__match: the clusters of both runs are clustered together by cluster__threads'
+ * rule; a cluster of B maps to the nearest cluster of A in its group, so several of B may
+ * map to one of A. Returns 0, -EINVAL or -ENOMEM.) */
 /* Merges src into dst (weights added): a cluster's tree. */
 int stacktree__merge(struct stacktree *dst, const struct stacktree *src);
 /* The heaviest root-to-leaf path (for the model's "stack" field): fills up to max names. */

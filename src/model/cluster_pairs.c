@@ -116,12 +116,13 @@ int stacktree__all_pairs(const struct stacktree *const *trees, unsigned m, float
 	memset(d, 0, npairs * sizeof(*d));
 	for (uint32_t p = 1, from = start[0]; p <= x.nr_paths; from = start[p++]) {
 		for (uint32_t a = from; a + 1 < start[p]; a++) {
-			uint32_t i = tree[a];
-			/* The pair (i, j > i) is at row(i) + j in the condensed matrix. */
-			float *row = d + ((size_t)i * (2 * m - i - 1) / 2 - i - 1), sa = share[a];
+			/* The pair (i, j > i) is at row + j in the condensed matrix (row wraps
+			 * below 0 for i = 0, which unsigned arithmetic allows). */
+			size_t i = tree[a], row = i * (2 * m - i - 1) / 2 - i - 1;
+			float sa = share[a];
 
 			for (uint32_t b = a + 1; b < start[p]; b++)
-				row[tree[b]] += sa < share[b] ? sa : share[b];
+				d[row + tree[b]] += sa < share[b] ? sa : share[b];
 		}
 	}
 	/* From the common part S to the distance: 1 - 2 S / (Ma + Mb). */
