@@ -99,9 +99,8 @@ static double tree_cpu_us(pid_t root)
 }
 
 /* The profile of the clone over a load run: what its processes counted (syscalls per
- * request) and what /proc says (threads, CPU). When `srvscope model` is merged, this is
- * the one function to replace by a model of the clone's pid (network model, syscall mix
- * measured from the kernel's side rather than counted by the clone itself). */
+ * request) and what /proc says (threads, CPU). The network model and the syscalls the
+ * kernel saw come from a model of the clone (model_clone). */
 static void profile_clone(pid_t pid, const struct clone_counts *before,
 			  const struct clone_counts *after, double cpu_us, struct profile *p)
 {
@@ -113,6 +112,68 @@ static void profile_clone(pid_t pid, const struct clone_counts *before,
 			p->requests ? (after->sys[s] - before->sys[s]) / p->requests : 0;
 	p->cpu_us_per_request = p->requests ? cpu_us / p->requests : 0;
 	count_tree(pid, p);
+}
+
+/* A model of the running clone, made by this binary's own 'model' command over one run of
+ * the built-in load (url): the network model and the syscalls per request as the kernel
+ * saw them, not as the clone counted them. NULL, after a line saying why, when it could
+ * not be made (no BPF here, say): the table then shows the clone's own counts. */
+static json_t *model_clone(pid_t pid, const char *url, unsigned conns, double rate, double secs)
+{
+	char dir[] = "/tmp/srvscope-check.XXXXXX", out[64], err[64], a_pid[16], a_conns[16],
+	     a_rate[32], a_secs[32];
+	json_t *m = NULL;
+	int status = -1;
+	pid_t c;
+
+	if (!mkdtemp(dir))
+		return error("clone --check: cannot make a directory in /tmp: %s", strerror(errno)),
+		       NULL;
+	snprintf(out, sizeof(out), "%s/clone.json", dir);
+	snprintf(err, sizeof(err), "%s/model.err", dir);
+	snprintf(a_pid, sizeof(a_pid), "%d", pid);
+	snprintf(a_conns, sizeof(a_conns), "%u", conns);
+	snprintf(a_rate, sizeof(a_rate), "%g", rate);
+	snprintf(a_secs, sizeof(a_secs), "%g", secs);
+	fprintf(stderr, "srvscope: clone --check: modelling the clone (srvscope model, %g s)\n",
+		secs);
+	fflush(NULL);
+	c = fork();
+	if (c == 0) {
+		int fd = open(err, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		if (fd < 0 || null < 0 || dup2(null, STDOUT_FILENO) < 0 ||
+		    dup2(fd, STDERR_FILENO) < 0)
+			_exit(127);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl("/proc/self/exe", "srvscope", "model", "-p", a_pid, "--client", url,
+		      "--conns", a_conns, "--rate", a_rate, "--duration", a_secs, "-o", out,
+		      (char *)NULL);
+		_exit(127);
+	}
+	if (c > 0)
+		while (waitpid(c, &status, 0) < 0 && errno == EINTR)
+			;
+	if (c > 0 && WIFEXITED(status) && !WEXITSTATUS(status))
+		m = json_load_file(out, 0, NULL);
+	if (!m) {
+		char line[512] = "";
+		FILE *f = fopen(err, "re");
+
+		/* the model's own last line says why */
+		while (f && fgets(line, sizeof(line), f))
+			;
+		if (f)
+			fclose(f);
+		line[strcspn(line, "\n")] = 0;
+		error("clone --check: no model of the clone (%s); its own counts are shown",
+		      line[0] ? line : "srvscope model failed");
+	}
+	unlink(out);
+	unlink(err);
+	rmdir(dir);
+	return m;
 }
 
 static void diff(FILE *f, double model, double clone)
@@ -176,22 +237,59 @@ static bool same_cluster(const char *thread, const char *cluster)
 	return thread[d] != 0;
 }
 
-static void print_structure(FILE *f, const json_t *root, const struct profile *p)
+/* One object's members side by side, "differs" where they do. Returns how many differ. */
+static unsigned print_members(FILE *f, const json_t *model, const json_t *clone,
+			      const char *const *keys, size_t nr)
 {
-	const json_t *nm = json_object_get(root, "network_model");
+	unsigned differ = 0;
+	char a[32], b[32];
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		const char *v = str_of(json_object_get(model, keys[i]), a, sizeof(a));
+		const char *w = str_of(json_object_get(clone, keys[i]), b, sizeof(b));
+		/* a member one side leaves null (not measured) is not a difference */
+		bool same = !strcmp(v, w) || json_is_null(json_object_get(model, keys[i])) ||
+			    json_is_null(json_object_get(clone, keys[i]));
+
+		differ += !same;
+		fprintf(f, "  %-30s %12s %12s%s\n", keys[i], v, w, same ? "" : "  differs");
+	}
+	return differ;
+}
+
+/* The network model of the original (the model file) beside the clone's: modelled anew
+ * when cm is given, else as the clone was built from the model. */
+static void print_structure(FILE *f, const json_t *root, const json_t *cm, const struct profile *p)
+{
 	static const char *const keys[] = {"network_io",   "accept_io",	    "accept_pool",
 					   "network_pool", "multi_process", "per_connection",
 					   "handoff",	   "reuseport",	    "epoll_exclusive"};
+	static const char *const ditto[] = {"accept_dispatch",
+					    "network_dispatch",
+					    "network_epoll",
+					    "nonblocking",
+					    "blocking",
+					    "accept_thread_pool_size",
+					    "network_thread_pool_size"};
 	json_t *clusters = json_object_get(root, "clusters"), *c;
-	char a[32];
+	const json_t *nm = json_object_get(root, "network_model");
+	unsigned j, differ;
+	char n[16];
 	size_t i;
-	unsigned j;
 
-	fprintf(f, "network model (the clone's: as built from the model)\n");
-	for (i = 0; i < ARRAY_SIZE(keys); i++) {
-		const char *v = str_of(json_object_get(nm, keys[i]), a, sizeof(a));
-
-		fprintf(f, "  %-30s %12s %12s\n", keys[i], v, v);
+	if (cm) {
+		fprintf(f, "network model (the clone's: srvscope model of the clone)\n");
+		differ = print_members(f, json_object_get(root, "network_model_characteristics"),
+				       json_object_get(cm, "network_model_characteristics"), ditto,
+				       ARRAY_SIZE(ditto));
+		differ += print_members(f, nm, json_object_get(cm, "network_model"), keys,
+					ARRAY_SIZE(keys));
+		snprintf(n, sizeof(n), "%u", differ);
+		fprintf(f, "  %-30s %12s %12s\n", "fields that differ", "", differ ? n : "none");
+	} else {
+		fprintf(f, "network model (the clone's: as built from the model)\n");
+		print_members(f, nm, nm, keys, ARRAY_SIZE(keys));
 	}
 	fprintf(f, "threads by name (model: its last run; clone: /proc now)\n");
 	json_array_foreach(clusters, i, c)
@@ -216,14 +314,51 @@ static void print_structure(FILE *f, const json_t *root, const struct profile *p
 	}
 }
 
-static void print_syscalls(FILE *f, const json_t *root, const struct profile *p)
+/* The per-request frequency of syscall name in a model, -1 when it has none. */
+static double model_per_request(const json_t *m, const char *name)
+{
+	json_t *sys = json_object_get(json_object_get(m, "syscall_profile"), "syscalls"), *s;
+	size_t i;
+
+	json_array_foreach(sys, i, s)
+	{
+		const char *n = json_string_value(json_object_get(s, "name"));
+
+		if (n && !strcmp(n, name))
+			return num_at(s, "per_request");
+	}
+	return 0;
+}
+
+static void print_syscalls(FILE *f, const json_t *root, const json_t *cm, const struct profile *p)
 {
 	json_t *sys = json_object_get(json_object_get(root, "syscall_profile"), "syscalls"), *s;
 	bool shown[CS__COUNT] = {0};
 	size_t i;
 	int k;
 
-	fprintf(f, "syscalls per request\n");
+	if (cm) {
+		fprintf(f, "syscalls per request (clone: srvscope model of the clone)\n");
+		json_array_foreach(sys, i, s)
+		{
+			const char *name = json_string_value(json_object_get(s, "name"));
+
+			if (name)
+				row_num(f, name, num_at(s, "per_request"),
+					model_per_request(cm, name), "%.2f");
+		}
+		sys = json_object_get(json_object_get(cm, "syscall_profile"), "syscalls");
+		json_array_foreach(sys, i, s)
+		{
+			const char *name = json_string_value(json_object_get(s, "name"));
+
+			if (name && model_per_request(root, name) == 0 &&
+			    num_at(s, "per_request") >= 0.01)
+				row_num(f, name, 0, num_at(s, "per_request"), "%.2f");
+		}
+		return;
+	}
+	fprintf(f, "syscalls per request (clone: as it counted them)\n");
 	json_array_foreach(sys, i, s)
 	{
 		const char *name = json_string_value(json_object_get(s, "name"));
@@ -346,7 +481,7 @@ int clone__check(const char *path, const struct clone_model *m, const struct clo
 	struct load_target target;
 	struct load_result fixed, peak;
 	struct profile prof;
-	json_t *root, *runs, *last;
+	json_t *root, *runs, *last, *cm = NULL;
 	json_error_t je;
 	char url[512];
 	double rate, cpu0, cpu1, secs = co->duration_s;
@@ -410,13 +545,15 @@ int clone__check(const char *path, const struct clone_model *m, const struct clo
 	profile_clone(pid, &before, counts, cpu1 - cpu0, &prof);
 	if (!co->load && (err = run_load(&target, conns, 0, secs, &peak)))
 		goto out_stop;
+	if (!co->load)
+		cm = model_clone(pid, url, conns, rate, secs);
 
 	printf("srvscope clone --check %s: the model against its clone (pid %d, port %d)\n\n", path,
 	       pid, port);
 	printf("  %-30s %12s %12s  %s\n", "", "model", "clone", "diff");
-	print_structure(stdout, root, &prof);
+	print_structure(stdout, root, cm, &prof);
 	row_num(stdout, "processes", num_at(last, "processes"), prof.processes, "%.0f");
-	print_syscalls(stdout, root, &prof);
+	print_syscalls(stdout, root, cm, &prof);
 	if (co->load)
 		printf("load: '%s' for %g s (model: %s)\n", co->load, secs,
 		       last ? "its last run" : "no run");
@@ -450,6 +587,7 @@ out_stop:
 		err = (error("clone --check: the clone did not stop cleanly"), -EIO);
 out:
 	munmap(counts, sizeof(*counts));
+	json_decref(cm);
 	json_decref(root);
 	return err;
 }

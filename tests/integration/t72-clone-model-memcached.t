@@ -10,8 +10,6 @@
 need_root
 need_btf
 need_servers memcached
-"$SRVSCOPE" model --help >/dev/null 2>&1 ||
-	skip_all "this srvscope has no 'model' command (the clone is checked against srvscope model once both are merged)"
 
 # model NAME PID URL OUT: one run of srvscope model
 model() {
@@ -35,4 +33,16 @@ for s in memcached; do
 	ok $rc "$s: the clone's model is the original's: $out"
 	stop_clone TERM "$s clone"
 done
+
+# clone --check does the same in one command: it starts the clone, loads it, models it with
+# srvscope model and prints both network models side by side.
+if [ -s "$TMP/memcached.orig.json" ]; then
+	timeout 120 "$SRVSCOPE" clone "$TMP/memcached.orig.json" --check >"$TMP/check.out" 2>"$TMP/check.err"
+	ok $? "clone --check runs"
+	out=$(cat "$TMP/check.out")
+	like "$out" "srvscope model of the clone" "--check models the clone with srvscope model"
+	like "$out" "fields that differ +none" "--check: no network model field differs"
+	like "$out" "network_thread_pool_size +4 +4" "--check: network pool 4 and 4"
+	[ -s "$TMP/check.err" ] && grep -v "^srvscope: clone --check:" "$TMP/check.err" | sed 's/^/#   /' | head -5
+fi
 done_testing

@@ -10,8 +10,6 @@
 need_root
 need_btf
 need_servers nginx
-"$SRVSCOPE" model --help >/dev/null 2>&1 ||
-	skip_all "this srvscope has no 'model' command (the clone is checked against srvscope model once both are merged)"
 
 # model NAME PID URL OUT: one run of srvscope model
 model() {
