@@ -184,7 +184,7 @@ static void host_states(struct crit_host *h)
 			break;
 		case REC_STATE:
 			th = thread_of(h, e->h.tid, e->h.pid);
-			if (th->nr || (e->h.aux != 'S' && e->h.aux != 'D'))
+			if (th->nr || ((e->h.aux & 0xff) != 'S' && (e->h.aux & 0xff) != 'D'))
 				break;
 			push_state(h, th, e->h.ts, CRIT_S_BLOCKED);
 			h->waits[th->st[0].wait].from_start = true;

@@ -293,7 +293,7 @@ void serve_agg__event(struct serve_agg *a, const struct rec *r)
 		t = thread(a, r->h.tid, r->h.pid);
 		set_comm(t, r->state.comm);
 		/* Blocked since before the recording: the episode counts from its start. */
-		if (r->h.aux == 'S' || r->h.aux == 'D')
+		if ((r->h.aux & 0xff) == 'S' || (r->h.aux & 0xff) == 'D')
 			block(t, r->h.ts, r->state.syscall, r->state.kstack, r->state.ustack);
 		break;
 	case REC_FORK:
