@@ -20,7 +20,7 @@ static const double delay_bounds[] = {0.00001, 0.00005, 0.0001, 0.00025, 0.0005,
 				      0.005,   0.01,	0.025,	0.05,	 0.1,	 0.5,	1};
 #define NR_BUCKETS (ARRAY_SIZE(delay_bounds) + 1)
 
-enum series_kind { SERIES_SYSCALL, SERIES_WAKE, SERIES_DELAY };
+enum series_kind { SERIES_SYSCALL, SERIES_WAKE, SERIES_DELAY, SERIES_COMPONENT };
 #define WAKE_UNKNOWN 5 /* blocked until switched in, no waking seen */
 static const char *const wake_names[] = {"task",    "hardirq", "softirq",
 					 "hrtimer", "timer",   "unknown"};
@@ -69,6 +69,15 @@ struct serve_agg {
 	size_t nr_stacks, cap_stacks;
 	uint64_t stacks_dropped;
 
+	/* On-CPU by component (serve_agg__set_components): kernel stack id -> component + 2
+	 * (1: unmatched), the names, what a sample weighs. */
+	serve_classify_fn classify;
+	void *classify_arg;
+	const char *const *comp_names;
+	size_t nr_comps;
+	double sample_s;
+	struct u64map comp_of;
+
 	uint64_t events, episodes_open_lost;
 	uint64_t lost[LOST_REASONS];
 	struct serve_window *windows;
@@ -104,6 +113,7 @@ void serve_agg__delete(struct serve_agg *a)
 		free(a->stacks[i].ips);
 	free(a->stacks);
 	u64map__free(&a->stidx);
+	u64map__free(&a->comp_of);
 	pthread_mutex_destroy(&a->lock);
 	free(a);
 }
@@ -260,6 +270,53 @@ static void block(struct tstate *t, uint64_t ts, int32_t syscall, uint64_t kstac
 	t->ustack = ustack;
 }
 
+void serve_agg__set_components(struct serve_agg *a, serve_classify_fn classify, void *arg,
+			       const char *const *names, size_t nr_names, double sample_s)
+{
+	pthread_mutex_lock(&a->lock);
+	a->classify = classify;
+	a->classify_arg = arg;
+	a->comp_names = names;
+	a->nr_comps = nr_names;
+	a->sample_s = sample_s;
+	pthread_mutex_unlock(&a->lock);
+}
+
+/* The component of a sample's kernel stack: an index into comp_names, nr_comps for
+ * "unmatched" (classified as none, or its frames not kept), nr_comps + 1 for "user". */
+static int32_t sample_component(struct serve_agg *a, uint64_t kstack)
+{
+	uint64_t v, idx;
+	bool created;
+	uint64_t *slot;
+	int c = -1;
+
+	if (!kstack)
+		return (int32_t)a->nr_comps + 1;
+	if (u64map__get(&a->comp_of, kstack, &v))
+		return (int32_t)v - 2 < 0 ? (int32_t)a->nr_comps : (int32_t)v - 2;
+	if (u64map__get(&a->stidx, kstack, &idx)) {
+		const struct stack *s = &a->stacks[idx - 1];
+
+		c = a->classify(a->classify_arg, s->ips, s->nr);
+	} else {
+		return (int32_t)a->nr_comps; /* not kept (over the limit): not remembered */
+	}
+	if (c >= (int)a->nr_comps)
+		c = -1;
+	slot = u64map__slot(&a->comp_of, kstack, &created);
+	*slot = (uint64_t)(c + 2);
+	return c < 0 ? (int32_t)a->nr_comps : c;
+}
+
+static void count_component(struct serve_agg *a, const struct tstate *t, uint64_t kstack)
+{
+	struct series *s = series(a, t, SERIES_COMPONENT, sample_component(a, kstack));
+
+	if (s)
+		s->count++;
+}
+
 void serve_agg__event(struct serve_agg *a, const struct rec *r)
 {
 	struct tstate *t;
@@ -309,6 +366,8 @@ void serve_agg__event(struct serve_agg *a, const struct rec *r)
 	case REC_SAMPLE:
 		t = thread(a, r->h.tid, r->h.pid);
 		window_add(a, SERVE_WINDOW_ON, t, r->sample.kstack, r->sample.ustack, 1);
+		if (a->classify)
+			count_component(a, t, r->sample.kstack);
 		break;
 	}
 	pthread_mutex_unlock(&a->lock);
@@ -387,7 +446,7 @@ static void put_label(FILE *f, const char *name, const char *v)
 	fputc('"', f);
 }
 
-static void put_series_labels(FILE *f, const struct series *s)
+static void put_series_labels(const struct serve_agg *a, FILE *f, const struct series *s)
 {
 	char buf[32];
 
@@ -401,6 +460,12 @@ static void put_series_labels(FILE *f, const struct series *s)
 	} else if (s->k.kind == SERIES_WAKE) {
 		fputc(',', f);
 		put_label(f, "wake", wake_names[s->k.val]);
+	} else if (s->k.kind == SERIES_COMPONENT) {
+		fputc(',', f);
+		put_label(f, "component",
+			  s->k.val < (int32_t)a->nr_comps    ? a->comp_names[s->k.val]
+			  : s->k.val == (int32_t)a->nr_comps ? "unmatched"
+							     : "user");
 	}
 }
 
@@ -419,7 +484,7 @@ static void put_counters(struct serve_agg *a, FILE *f, int kind, const char *nam
 		if (s->k.kind != kind)
 			continue;
 		fprintf(f, "%s{", name);
-		put_series_labels(f, s);
+		put_series_labels(a, f, s);
 		if (ns)
 			fprintf(f, "} %.9f\n", s->ns / 1e9);
 		else
@@ -456,7 +521,7 @@ void serve_agg__metrics(struct serve_agg *a, FILE *f)
 		for (b = 0; b < NR_BUCKETS; b++) {
 			cum += s->buckets[b];
 			fputs("srvscope_sched_delay_seconds_bucket{", f);
-			put_series_labels(f, s);
+			put_series_labels(a, f, s);
 			if (b < ARRAY_SIZE(delay_bounds))
 				fprintf(f, ",le=\"%g\"} %llu\n", delay_bounds[b],
 					(unsigned long long)cum);
@@ -464,11 +529,26 @@ void serve_agg__metrics(struct serve_agg *a, FILE *f)
 				fprintf(f, ",le=\"+Inf\"} %llu\n", (unsigned long long)cum);
 		}
 		fputs("srvscope_sched_delay_seconds_sum{", f);
-		put_series_labels(f, s);
+		put_series_labels(a, f, s);
 		fprintf(f, "} %.9f\n", s->ns / 1e9);
 		fputs("srvscope_sched_delay_seconds_count{", f);
-		put_series_labels(f, s);
+		put_series_labels(a, f, s);
 		fprintf(f, "} %llu\n", (unsigned long long)s->count);
+	}
+	if (a->classify) {
+		put_family(f, "srvscope_oncpu_seconds_total", "counter",
+			   "On-CPU time from the samples (serve --on-cpu), by the kernel component "
+			   "of the sampled function (docs/cpu.md; user: in user mode; unmatched: a "
+			   "kernel function no rule names).");
+		for (i = 0; i < a->skeys.nr; i++) {
+			const struct series *s = &a->series[i];
+
+			if (s->k.kind != SERIES_COMPONENT)
+				continue;
+			fputs("srvscope_oncpu_seconds_total{", f);
+			put_series_labels(a, f, s);
+			fprintf(f, "} %.6f\n", s->count * a->sample_s);
+		}
 	}
 	put_family(f, "srvscope_lost_events_total", "counter",
 		   "Events and stacks the recorder lost (ringbuf: an event found the ring buffer "

@@ -52,6 +52,15 @@ void serve_agg__stack(struct serve_agg *a, uint64_t id, uint32_t flags, const ui
 void serve_agg__name(struct serve_agg *a, uint32_t tid, uint32_t pid, const char *comm);
 void serve_agg__lost(struct serve_agg *a, const void *payload, size_t len);
 
+/* On-CPU samples by component: classify(arg, ips, nr) gives the component of a kernel
+ * stack (ips innermost first) as an index into names[0..nr_names), -1 for none of them
+ * ("unmatched"); user-mode samples (no kernel stack) count as "user". Each sample stands for
+ * sample_s seconds. Called once, before the events flow; classify runs under the
+ * aggregate's lock, once per distinct kernel stack. */
+typedef int (*serve_classify_fn)(void *arg, const uint64_t *ips, unsigned int nr);
+void serve_agg__set_components(struct serve_agg *a, serve_classify_fn classify, void *arg,
+			       const char *const *names, size_t nr_names, double sample_s);
+
 /* The metrics in Prometheus' text exposition format (version 0.0.4). */
 void serve_agg__metrics(struct serve_agg *a, FILE *f);
 

@@ -19,8 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpu/cpu.h"
 #include "record/record.h"
 #include "serve/profile.h"
+#include "symbol/symbolizer.h"
 #include "serve/serve.h"
 #include "trace/trace.h"
 #include "util/util.h"
@@ -453,6 +455,53 @@ static void on_early_stop(int sig)
 	record__stop();
 }
 
+/* The components of on-CPU samples, as 'srvscope cpu' attributes self time: the sampled
+ * (innermost) kernel function's component in the built-in table. */
+struct components {
+	struct comp_table *table;
+	struct ksyms *ksyms;
+	const char **names;
+	size_t nr;
+};
+
+static int classify_stack(void *arg, const uint64_t *ips, unsigned int nr)
+{
+	const struct components *c = arg;
+	const char *name;
+
+	if (!nr || !c->ksyms)
+		return -1;
+	name = ksyms__resolve(c->ksyms, ips[0], NULL, NULL);
+	return name ? comp_table__classify(c->table, name, true) : -1;
+}
+
+static void components_init(struct components *c, struct serve_agg *agg, unsigned int hz)
+{
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	if (!hz)
+		return;
+	c->ksyms = ksyms__load();
+	if (!c->ksyms) {
+		warning("cannot read /proc/kallsyms: no on-CPU time by component in /metrics");
+		return;
+	}
+	c->table = comp_table__new();
+	c->nr = comp_table__nr(c->table);
+	c->names = xcalloc(c->nr ? c->nr : 1, sizeof(*c->names));
+	for (i = 0; i < c->nr; i++)
+		c->names[i] = comp_table__name(c->table, (int)i);
+	serve_agg__set_components(agg, classify_stack, c, c->names, c->nr, 1.0 / hz);
+}
+
+static void components_free(struct components *c)
+{
+	free(c->names);
+	comp_table__delete(c->table);
+	ksyms__delete(c->ksyms);
+}
+
 int serve__run(const struct serve_opts *o)
 {
 	struct sigaction sa = {.sa_handler = on_early_stop};
@@ -460,6 +509,7 @@ int serve__run(const struct serve_opts *o)
 	struct trace_sink sink = {sink_event, sink_stack, sink_name, sink_lost, NULL};
 	struct sockaddr_storage ss;
 	struct server s = {.o = o};
+	struct components comps = {0};
 	bool v6 = false;
 	int status = -1, err;
 
@@ -477,6 +527,7 @@ int serve__run(const struct serve_opts *o)
 	 * thread, megabytes that stay. Two arenas serve an agent that mostly waits. */
 	mallopt(M_ARENA_MAX, 2);
 	s.agg = serve_agg__new(&o->limits);
+	components_init(&comps, s.agg, o->on_cpu_hz);
 	s.start_realtime_ns = now_realtime_ns();
 	pthread_mutex_init(&s.sym_lock, NULL);
 	sink.ctx = s.agg;
@@ -520,5 +571,6 @@ int serve__run(const struct serve_opts *o)
 out:
 	pthread_mutex_destroy(&s.sym_lock);
 	serve_agg__delete(s.agg);
+	components_free(&comps);
 	return err;
 }

@@ -136,4 +136,29 @@ kill -TERM "$SERVE"
 wait "$SERVE"
 is "$?" 0 "SIGTERM: serve exits 0"
 like "$(cat "$TMP/serve.err")" 'serve stopped' "SIGTERM: serve says it stopped"
+
+# On-CPU time by component (--on-cpu): a fixture burning CPU in user mode for 2 s shows
+# as component="user", about the CPU time the kernel charged it.
+"$FIXTURES/burn7030" >/dev/null 2>&1 &
+BURN=$!
+_pids="$_pids $BURN"
+CPORT=$(free_port)
+"$SRVSCOPE" serve -p "$BURN" --on-cpu --listen "127.0.0.1:$CPORT" 2>"$TMP/serve2.err" &
+SERVE2=$!
+_pids="$_pids $SERVE2"
+for _ in $(seq 100); do grep -q serving "$TMP/serve2.err" && break; sleep 0.1; done
+sleep 0.5
+t1=$(awk '{print $14 + $15}' "/proc/$BURN/stat")
+m1=$(curl -s "http://127.0.0.1:$CPORT/metrics" | awk -F'} ' '/^srvscope_oncpu_seconds_total.*component="user"/ {s += $2} END {print s + 0}')
+sleep 2
+t2=$(awk '{print $14 + $15}' "/proc/$BURN/stat")
+m2=$(curl -s "http://127.0.0.1:$CPORT/metrics" | awk -F'} ' '/^srvscope_oncpu_seconds_total.*component="user"/ {s += $2} END {print s + 0}')
+ticks=$(getconf CLK_TCK)
+r=$(awk -v a="$m1" -v b="$m2" -v x="$t1" -v y="$t2" -v hz="$ticks" \
+	'BEGIN { c = (y - x) / hz; printf "%.2f %.2f", b - a, c }')
+diag "on-CPU user seconds by component: $r (metrics, the kernel's count)"
+check "srvscope_oncpu_seconds_total{component=\"user\"} within 20 % of the kernel's CPU time ($r)" \
+	awk -v r="$r" 'BEGIN { split(r, v, " "); exit !(v[2] > 0.5 && v[1] > 0.8 * v[2] && v[1] < 1.2 * v[2]) }'
+kill -TERM "$SERVE2" "$BURN"
+wait "$SERVE2"
 done_testing
