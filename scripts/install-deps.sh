@@ -16,7 +16,7 @@ PKGS="$PKGS strace"
 # cpu and topology: hwloc (the library, its static archive and lstopo), iperf3 (t74)
 PKGS="$PKGS libhwloc-dev hwloc-nox iperf3"
 # pprof and serve: the HTTP library, go tool pprof and a real Prometheus for the tests.
-PKGS="$PKGS libmicrohttpd-dev golang-go prometheus"
+PKGS="$PKGS libmicrohttpd-dev golang-go prometheus curl"
 PKGS="$PKGS jq wrk" # t70-load reads srvscope load's JSON; bench/load.sh's HTTP peer
 # libFuzzer's runtime (make check links the fuzz targets) ships apart from clang, under
 # clang's major version: libclang-rt-14-dev on Debian 12.
