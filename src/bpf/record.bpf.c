@@ -137,6 +137,10 @@ struct {
 	__type(value, struct kwords);
 } kstack_words SEC(".maps");
 
+/* A syscall's kernel stack ends in do_syscall_64 and the entry code, above the random
+ * offset of the stack: those two frames move at every syscall and are not compared. */
+extern const void do_syscall_64 __ksym __weak;
+
 /* The end of this CPU's interrupt stack, once found. Its top word holds the stack pointer
  * of the stack it was entered from (x86's call_on_irqstack saves it there). */
 struct {
@@ -679,6 +683,7 @@ static __always_inline void kernel_check_fill(const void *ctx, struct kcheck *kc
 	struct rec_stack *s = bpf_map_lookup_elem(&stack_scratch, &zero);
 	struct kplace kp;
 	struct kscan c;
+	__u64 k2;
 
 	kc->kn = 0;
 	kc->span[0] = kc->span[1] = 0;
@@ -691,10 +696,17 @@ static __always_inline void kernel_check_fill(const void *ctx, struct kcheck *kc
 	c.s = s;
 	c.flag = 0;
 	c.next = 0;
-	/* Not the entry code's frame, nor a syscall's return into do_syscall_64: both lie
+	/* Not a syscall's return into do_syscall_64 nor the entry code's frame: both lie
 	 * above the random offset of the stack (they move with every syscall), and the
-	 * context tells them anyway. */
-	c.last = s->nr - 2;
+	 * context tells them anyway. Every frame of any other path is compared, an
+	 * interrupt's entry too (a softirq run on the way out of a timer interrupt and of a
+	 * network one is the same softirq, entered from two places). */
+	c.last = s->nr;
+	k2 = (__u64)s->nr - 2;
+	barrier_var(k2);
+	if (k2 < REC_MAX_FRAMES && (__u64)&do_syscall_64 &&
+	    s->ips[k2] - (__u64)&do_syscall_64 < 0x800)
+		c.last = s->nr - 2;
 	bpf_loop(kp.room / 8, kscan_word, &c, 0);
 	if (c.next < c.last && kp.below) {
 		c.k = read_kwords(1, kp.below, kp.room2);
