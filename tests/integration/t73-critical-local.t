@@ -53,16 +53,24 @@ for a0, a1, c_sleep, c_woke, c_done, b_woke in rounds:
     dev += overlap(c_woke, c_done, lambda s: s["tid"] == C and s["state"] == "BLOCK_DEVICE")
 print("# %d rounds: %.1f %% of A's waits on the right segments (C's timer %.1f %%, C's work %.1f %%, disk %.1f %% of the work)" %
       (len(rounds), 100.0 * right / total, 100.0 * timer_right / timer, 100.0 * busy_right / busy, 100.0 * dev / busy))
-ok = len(rounds) >= 3 and right >= 0.95 * total and timer_right >= 0.95 * timer and busy_right >= 0.95 * busy
+checks = [("3 rounds at least", len(rounds) >= 3),
+          ("95 % of the waits right", right >= 0.95 * total),
+          ("95 % of C's timers right", timer_right >= 0.95 * timer),
+          ("95 % of C's work right", busy_right >= 0.95 * busy)]
 if disk:
-    ok = ok and dev >= 0.3 * busy
+    checks.append(("30 % of the work on the disk", dev >= 0.3 * busy))
 else:
-    ok = ok and dev == 0
+    # A first run on a cold machine can fault C's pages in from the disk: a real device
+    # wait, not a misattribution, but it stays small.
+    checks.append(("at most 5 % of the work on the disk", dev <= 0.05 * busy))
 # The path is contiguous over its window, and the summary adds up.
-ok = ok and all(segs[i]["end_ns"] == segs[i + 1]["start_ns"] for i in range(len(segs) - 1))
-ok = ok and segs[0]["start_ns"] == d["start_ns"] and segs[-1]["end_ns"] == d["end_ns"]
-ok = ok and sum(d["summary"]["by_state"].values()) == d["end_ns"] - d["start_ns"]
-sys.exit(0 if ok else 1)
+checks.append(("contiguous", all(segs[i]["end_ns"] == segs[i + 1]["start_ns"] for i in range(len(segs) - 1))))
+checks.append(("over its window", segs[0]["start_ns"] == d["start_ns"] and segs[-1]["end_ns"] == d["end_ns"]))
+checks.append(("summary adds up", sum(d["summary"]["by_state"].values()) == d["end_ns"] - d["start_ns"]))
+for name, good in checks:
+    if not good:
+        print("# failed: " + name)
+sys.exit(0 if all(good for _, good in checks) else 1)
 PY
 python3 "$TMP/judge.py" "$TMP/c.json" "$TMP/out" cpu
 ok $? "A's waits resolve to C's timer, then C running, then B, then A (>= 95 %)"
