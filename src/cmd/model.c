@@ -19,6 +19,7 @@
 #include "proc/task.h"
 #include "record/record.h"
 #include "trace/trace.h"
+#include "util/safefile.h"
 #include "util/util.h"
 
 static const char usage_text[] =
@@ -49,7 +50,8 @@ static const char usage_text[] =
 	"      --call-graph=fp|dwarf\n"
 	"                         how user stacks are taken (default dwarf: see 'record')\n"
 	"      --keep-traces DIR  keep each run's trace in DIR (run-N.trace)\n"
-	"  -o, --output FILE      write the model as JSON (docs/model-json.md)\n"
+	"  -o, --output FILE      write the model as JSON (docs/model-json.md): a new file,\n"
+	"                         mode 0600; an existing one is never replaced\n"
 	"\n"
 	"A short summary goes to stdout, progress to stderr. Ctrl-C ends the run under way\n"
 	"and the model (the runs done are described). Exit status 0, 1 when a run failed\n"
@@ -185,9 +187,25 @@ static int finish(struct model *m, const struct trace **traces, const char *outp
 	model__print_summary(m, stdout);
 	if (!output)
 		return 0;
-	f = strcmp(output, "-") ? fopen(output, "w") : stdout;
-	if (!f)
-		return error("cannot create '%s': %s", output, strerror(errno)), 1;
+	if (strcmp(output, "-")) {
+		/* As root beside others' files: never through a symlink, never over a file,
+		 * mode 0600 (util/safefile.h). */
+		int fd = safefile__create(output, SAFEFILE_MODE, false);
+
+		if (fd == -EEXIST)
+			return error("cannot create '%s': it already exists (choose another -o)",
+				     output),
+			       1;
+		if (fd < 0)
+			return error("cannot create '%s': %s", output, safefile__strerror(fd)), 1;
+		f = fdopen(fd, "w");
+		if (!f) {
+			close(fd);
+			return error("cannot create '%s': %s", output, strerror(errno)), 1;
+		}
+	} else {
+		f = stdout;
+	}
 	err = model__write_json(m, f);
 	if (f != stdout && fclose(f) && !err)
 		err = -errno;
@@ -323,6 +341,13 @@ int cmd_model(int argc, char **argv)
 			break;
 		case 'o':
 			output = optarg;
+			/* Refused now, not after minutes of runs: model never replaces a file. */
+			if (strcmp(output, "-") && !access(output, F_OK))
+				return error("'%s' already exists: choose another -o (model does "
+					     "not "
+					     "replace files)",
+					     output),
+				       2;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
