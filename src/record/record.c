@@ -24,6 +24,7 @@
 
 #include "proc/maps.h"
 #include "proc/task.h"
+#include "record/cost.h"
 #include "record/procinfo.h"
 #include "record/procs.h"
 #include "record/record.h"
@@ -67,6 +68,7 @@ void record__stop(void)
 
 struct recorder {
 	const struct record_opts *o;
+	struct record_cost cost;
 	struct record_bpf *skel;
 	struct ring_buffer *rb;
 	struct trace_writer *w;
@@ -1033,6 +1035,8 @@ int record__run(const struct record_opts *o, int *cmd_status)
 		error("cannot attach to the scheduler tracepoints: %s", strerror(-err));
 		goto out_close;
 	}
+	if (o->cost)
+		record_cost__start(&r.cost, r.skel->obj);
 	__atomic_store_n(&r.skel->bss->stopping, false, __ATOMIC_SEQ_CST);
 	if (o->on_cpu_hz && open_samplers(&r)) {
 		err = -ENODEV;
@@ -1071,6 +1075,8 @@ int record__run(const struct record_opts *o, int *cmd_status)
 
 	/* Stop the sources, then take what they left in the ring. */
 	end_ns = stop_sources(&r);
+	if (o->cost)
+		record_cost__report(&r.cost, bpf_map__fd(r.skel->maps.cache_stats), r.nr_cpus);
 	r.now = 0;
 	r.deadline = 0;
 	ring_buffer__consume(r.rb);
