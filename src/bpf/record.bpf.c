@@ -606,6 +606,16 @@ static __always_inline const struct kwords *read_kwords(__u32 which, __u64 addr,
  * a move) and the load through it is a plain load the JIT guards against faults, where a
  * bpf_probe_read_kernel call costs tens of nanoseconds, and a copy of the span a fraction
  * of a nanosecond per byte. The type is any with a word at offset 0. */
+#ifdef RECORD_NO_RDONLY_CAST
+/* Kernels before 6.2 (record_compat.skel.h): a read each. */
+static __always_inline __u64 kword(__u64 addr)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), (const void *)addr);
+	return v;
+}
+#else
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 
 static __always_inline __u64 kword(__u64 addr)
@@ -615,6 +625,7 @@ static __always_inline __u64 kword(__u64 addr)
 
 	return n->__rb_parent_color;
 }
+#endif
 
 /* The kernel stacks a tracepoint program's path lies on. Its context is the array of
  * arguments its caller (bpf_trace_runN) built in its own frame, on the kernel stack: the
@@ -987,13 +998,30 @@ int BPF_PROG(irq_exit, int irq, struct irqaction *action, int ret)
 	return 0;
 }
 
-SEC("tp_btf/hrtimer_expire_exit")
-int BPF_PROG(hrtimer_exit, struct hrtimer *t)
+/* Each hrtimer tracepoint has two programs doing the same: the kernel skips a program
+ * that fires while it is already running on the CPU, and a hard timer's interrupt can come
+ * while this CPU runs the exit (or entry) program of a soft one (in a softirq, interrupts
+ * on). One program would miss the hard timer's exit, and every wake-up after it on this
+ * CPU would be put down to that timer; of two, the one not running sees it. */
+static __always_inline void hrtimer_exit_seen(void)
 {
 	struct cpu_ctx *c = ctx_get();
 
 	if (c)
 		c->hrtimer_seq = 0;
+}
+
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(hrtimer_exit, struct hrtimer *t)
+{
+	hrtimer_exit_seen();
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(hrtimer_exit2, struct hrtimer *t)
+{
+	hrtimer_exit_seen();
 	return 0;
 }
 
@@ -1032,8 +1060,7 @@ int BPF_PROG(irq_entry, int irq, struct irqaction *action)
 	return 0;
 }
 
-SEC("tp_btf/hrtimer_expire_entry")
-int BPF_PROG(hrtimer_entry, struct hrtimer *t, ktime_t *now)
+static __always_inline void hrtimer_entry_seen(struct hrtimer *t)
 {
 	struct cpu_ctx *c = ctx_get();
 
@@ -1041,6 +1068,19 @@ int BPF_PROG(hrtimer_entry, struct hrtimer *t, ktime_t *now)
 		c->hrtimer_seq = ++c->seq;
 		c->hrtimer_func = (__u64)t->function;
 	}
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(hrtimer_entry, struct hrtimer *t, ktime_t *now)
+{
+	hrtimer_entry_seen(t);
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(hrtimer_entry2, struct hrtimer *t, ktime_t *now)
+{
+	hrtimer_entry_seen(t);
 	return 0;
 }
 

@@ -30,6 +30,7 @@
 #include "record/record.h"
 #include "record/ustack.h"
 #include "record.skel.h"
+#include "record_compat.skel.h"
 #include "snapshot/snapshot.h"
 #include "stacks/stacks.h"
 #include "symbol/symbolizer.h"
@@ -887,13 +888,55 @@ static void loop(struct recorder *r, uint64_t *lost)
 		fprintf(stderr, "\r\033[K");
 }
 
+/* Whether the kernel has bpf_rdonly_cast (Linux 6.2): the recorder's kernel stack checks
+ * load words in place with it; before, they read them with bpf_probe_read_kernel (the
+ * programs built as record_compat.bpf.o). SRVSCOPE_BPF_COMPAT=1 takes those anywhere
+ * (for tests). */
+static bool kernel_has_rdonly_cast(void)
+{
+	const char *force = getenv("SRVSCOPE_BPF_COMPAT");
+	struct utsname u;
+	int major, minor;
+
+	if (force && !strcmp(force, "1"))
+		return false;
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return true;
+	return major > 6 || (major == 6 && minor >= 2);
+}
+
+/* record_bpf__open, with the programs suited to this kernel: both objects are built from
+ * one source, with the same maps, programs and data, so one skeleton serves for both. */
+static struct record_bpf *open_skel(void)
+{
+	struct record_bpf *obj;
+	int err;
+
+	if (kernel_has_rdonly_cast())
+		return record_bpf__open();
+	obj = calloc(1, sizeof(*obj));
+	if (!obj)
+		return NULL;
+	err = record_bpf__create_skeleton(obj);
+	if (!err) {
+		obj->skeleton->data = (void *)record_compat_bpf__elf_bytes(&obj->skeleton->data_sz);
+		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+	}
+	if (err) {
+		record_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
+}
+
 static int load(struct recorder *r)
 {
 	const struct record_opts *o = r->o;
 	int err;
 
 	libbpf_set_print(o->verbose ? libbpf_print : libbpf_silent);
-	r->skel = record_bpf__open();
+	r->skel = open_skel();
 	if (!r->skel)
 		return error("cannot open the BPF programs: %s", strerror(errno));
 	r->skel->rodata->filter_all = o->all;
