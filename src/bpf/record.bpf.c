@@ -1558,6 +1558,47 @@ const volatile bool net_loopback = false;
 
 #define ETH_P_IP_BE 0x0008 /* htons(ETH_P_IP) */
 
+/* The IPv4 and TCP headers at ip into iph and tcph; non-zero when not TCP over IPv4. Loaded
+ * in place where the kernel allows it (a header is a few words: a probe read costs more
+ * than they do). */
+static __always_inline int net_headers(void *ip, struct iphdr *iph, struct tcphdr *tcph)
+{
+#ifdef RECORD_NO_RDONLY_CAST
+	/* One read for the common 20-byte IP header, a second one only with options. */
+	struct {
+		struct iphdr ip;
+		struct tcphdr tcp;
+	} h;
+
+	if (bpf_probe_read_kernel(&h, sizeof(h), ip) || h.ip.version != 4 || h.ip.protocol != 6)
+		return -1;
+	*iph = h.ip;
+	*tcph = h.tcp;
+	if (h.ip.ihl * 4 != sizeof(h.ip) &&
+	    bpf_probe_read_kernel(tcph, sizeof(*tcph), ip + h.ip.ihl * 4))
+		return -1;
+	return 0;
+#else
+	const struct iphdr *i = bpf_rdonly_cast(ip, bpf_core_type_id_kernel(struct iphdr));
+	const struct tcphdr *t;
+
+	if (i->version != 4 || i->protocol != 6)
+		return -1;
+	t = bpf_rdonly_cast(ip + i->ihl * 4, bpf_core_type_id_kernel(struct tcphdr));
+	iph->ihl = i->ihl;
+	iph->saddr = i->saddr;
+	iph->daddr = i->daddr;
+	iph->tot_len = i->tot_len;
+	tcph->source = t->source;
+	tcph->dest = t->dest;
+	tcph->seq = t->seq;
+	tcph->ack_seq = t->ack_seq;
+	tcph->doff = t->doff;
+	((__u8 *)tcph)[13] = ((const __u8 *)t)[13];
+	return 0;
+#endif
+}
+
 /* One TCP/IPv4 segment of skb, whose IP header is at ip. The sender (a TX in a task's
  * context) or the interrupted task is the record's tid; softirq tells which softirq run it
  * happened in, so that a segment sent in answer to another (a SYN-ACK, an ACK) is tied to
@@ -1583,12 +1624,9 @@ static __always_inline int net_record(struct sk_buff *skb, void *ip, __u16 type)
 	ns = dev->nd_net.net->ns.inum;
 	if (net_ns && ns != net_ns)
 		return 0;
-	/* One read for the common 20-byte IP header, a second one only with options. */
-	if (bpf_probe_read_kernel(&h, sizeof(h), ip) || h.ip.version != 4 || h.ip.protocol != 6)
+	if (net_headers(ip, &h.ip, &h.tcp))
 		return 0;
 	hl = h.ip.ihl * 4;
-	if (hl != sizeof(h.ip) && bpf_probe_read_kernel(&h.tcp, sizeof(h.tcp), ip + hl))
-		return 0;
 	c = ctx_get();
 	if (!c)
 		return 0;
