@@ -1421,28 +1421,35 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 		return 0;
 	sc->enter_ts = bpf_ktime_get_ns();
 	sc->nr = id;
-	sc->args[0] = BPF_CORE_READ(regs, di);
-	sc->args[1] = BPF_CORE_READ(regs, si);
-	sc->args[2] = BPF_CORE_READ(regs, dx);
+	/* regs is a trusted BTF pointer: plain loads, not a helper call each. */
+	sc->args[0] = regs->di;
+	sc->args[1] = regs->si;
+	sc->args[2] = regs->dx;
 	if (want_syscall_args)
-		sc->arg3 = BPF_CORE_READ(regs, r10);
+		sc->arg3 = regs->r10;
 	sc->active = 1;
 	return 0;
 }
 
-/* The iovec lengths of an array at iov (cnt entries) into a. */
+/* The iovec lengths of an array at iov (cnt entries) into a: the entries kept in one read
+ * of user memory (each read costs a fixed fraction of a microsecond, whatever its size). */
 static __always_inline void read_iov_lens(struct rec_sysargs *a, __u64 iov, __u64 cnt)
 {
-	__u64 len;
+	__u64 v[REC_SYSARGS_VALS * 2] = {}, n = cnt < REC_SYSARGS_VALS ? cnt : REC_SYSARGS_VALS;
 	int i;
 
 	a->nr_vals = cnt > 0xffffffffull ? 0xffffffffu : cnt;
+	if (!n)
+		return;
+	barrier_var(n);
+	if (n > REC_SYSARGS_VALS)
+		return;
+	/* A read that fails whole (the array ends on a page not mapped) leaves zeros. */
+	bpf_probe_read_user(v, n * 16, (void *)iov);
 	for (i = 0; i < REC_SYSARGS_VALS; i++) {
-		if (i >= cnt)
+		if (i >= n)
 			break;
-		len = 0;
-		bpf_probe_read_user(&len, sizeof(len), (void *)(iov + i * 16 + 8));
-		a->vals[i] = len > 0xffffffffull ? 0xffffffffu : len;
+		a->vals[i] = v[i * 2 + 1] > 0xffffffffull ? 0xffffffffu : v[i * 2 + 1];
 	}
 }
 
@@ -1482,8 +1489,11 @@ static __always_inline void write_sysargs(struct task_state *sc)
 	if (sc->nr == 19 || sc->nr == 20 || sc->nr == 295 || sc->nr == 296) {
 		read_iov_lens(&r->sa, a1, sc->args[2]);
 	} else if (sc->nr == 46 || sc->nr == 47) {
-		bpf_probe_read_user(&iov, sizeof(iov), (void *)(a1 + 16)); /* msg_iov */
-		bpf_probe_read_user(&cnt, sizeof(cnt), (void *)(a1 + 24)); /* msg_iovlen */
+		__u64 m[2] = {}; /* msg_iov, msg_iovlen: adjacent, one read */
+
+		bpf_probe_read_user(m, sizeof(m), (void *)(a1 + 16));
+		iov = m[0];
+		cnt = m[1];
 		read_iov_lens(&r->sa, iov, cnt);
 	} else if (sc->nr == 233 && sc->arg3) {
 		bpf_probe_read_user(&ev, sizeof(ev), (void *)sc->arg3);
