@@ -24,6 +24,11 @@ const volatile __u32 self_tgid = 0;	     /* srvscope itself, never a target */
 /* --call-graph=dwarf: bytes of user stack sent for user space to unwind (0: walk frame
  * pointers here). */
 const volatile __u32 ustack_dump_bytes = 0;
+/* User space forgets a dump's stack id once it has gone unused for a while (ustack.c's
+ * generations, a second at least): a dump older than this is not reused but taken again,
+ * or its events would have no user stack. Half of user space's time, for the delay in
+ * reading events. */
+const volatile __u64 ustack_keep_ns = 500 * 1000 * 1000ull;
 const volatile bool want_syscall_args = false; /* --syscall-args: REC_SYSCALL_ARGS too */
 
 #define PF_KTHREAD   0x00200000
@@ -163,6 +168,7 @@ struct stack_cache {
 	/* What makes ustack right here, once user space has published it: a copy costs less
 	 * to reach than the map's entry, at every check after the first. */
 	__u64 uck_id; /* the dump it is for, 0: none */
+	__u64 uts;    /* when ustack was last taken or reused */
 	struct rec_ustack_check uck;
 };
 
@@ -891,7 +897,7 @@ static __always_inline void task_stacks(void *ctx, struct task_struct *t, bool u
 	int same = 0;
 
 	/* With frame pointers, the walk is the check: it is taken every time. */
-	if (here && user && ustack_dump_bytes) {
+	if (here && user && ustack_dump_bytes && ts - c->uts < ustack_keep_ns) {
 		same = ustack_unchanged(t, c, u->sp);
 		ureuse = same > 0;
 	}
@@ -915,11 +921,16 @@ static __always_inline void task_stacks(void *ctx, struct task_struct *t, bool u
 		}
 		/* A dump whose check has not come yet stays in c, to be checked when it
 		 * has. */
-		if (!ureuse && same >= 0 && *ustack)
+		if (!ureuse && same >= 0 && *ustack) {
 			c->ustack = *ustack;
+			c->uts = ts;
+		}
+		if (ureuse)
+			c->uts = ts;
 		return;
 	}
 	c->ustack = *ustack;
+	c->uts = ts;
 	c->ts = *kstack && (*ustack || !user) ? ts : 0;
 	c->ip = u->ip;
 	c->sp = u->sp;

@@ -944,6 +944,7 @@ static int load(struct recorder *r)
 	r->skel->rodata->stack_refresh_ns = o->stack_refresh_ms * 1e6;
 	r->skel->rodata->wakeup_bytes = o->read_timer_ms ? UINT64_MAX : o->buffer_size / 4;
 	r->skel->rodata->ustack_dump_bytes = o->no_stacks ? 0 : o->ustack_dump_bytes;
+	r->skel->rodata->ustack_keep_ns = ustacks__keep_ns(&r->ustacks);
 	r->skel->rodata->self_tgid = getpid();
 	r->skel->rodata->want_syscall_args = o->syscalls && o->syscall_args;
 	bpf_map__set_max_entries(r->skel->maps.events, o->buffer_size);

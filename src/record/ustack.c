@@ -138,6 +138,12 @@ static void rotate(struct ustacks *us, uint64_t ts)
 	us->gen_start = ts;
 }
 
+uint64_t ustacks__keep_ns(const struct ustacks *us)
+{
+	/* An id used at L stays until the second rotation after L: at least a generation. */
+	return us->gen_ns / 2;
+}
+
 void ustacks__map(struct ustacks *us, uint64_t dump_id, uint64_t stack_id, uint64_t ts)
 {
 	rotate(us, ts);

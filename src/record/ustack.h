@@ -53,6 +53,9 @@ uint64_t ustacks__hash(const uint64_t *ips, unsigned int nr, bool user);
 uint64_t ustacks__stack_id(const uint64_t *ips, unsigned int nr, bool truncated);
 
 /* Remembers that the dump's frames have stack_id; ts: the dump's time (trace clock). */
+/* How long after its last use a dump's stack id is surely still known (ustacks__lookup):
+ * half a generation; the BPF programs take a dump unused for longer again. */
+uint64_t ustacks__keep_ns(const struct ustacks *us);
 void ustacks__map(struct ustacks *us, uint64_t dump_id, uint64_t stack_id, uint64_t ts);
 /* The stack id of a dump's frames, 0 when unknown (its dump was lost or malformed). */
 uint64_t ustacks__lookup(struct ustacks *us, uint64_t dump_id);
