@@ -1,10 +1,10 @@
 #!/bin/bash
 # 'srvscope cpu' components on a loopback TCP stream (iperf3, 128 KiB writes), perf
-# recording the same two processes at the same time: the components total 100 % of the
-# kernel samples, data copy is the largest (as SIGCOMM'21 finds for large messages), each
-# within 2 points of perf's self time classified by the same table, and the unmatched
-# functions are named. A components file's rules win over the built-in ones; its bad
-# lines are named with their number.
+# sampling every CPU at the same time (the two processes picked from its samples by pid):
+# the components total 100 % of the kernel samples, data copy is the largest (as
+# SIGCOMM'21 finds for large messages), each within 2 points of perf's self time
+# classified by the same table, and the unmatched functions are named. A components
+# file's rules win over the built-in ones; its bad lines are named with their number.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/servers.sh"
 need_root
