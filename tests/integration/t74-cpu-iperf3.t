@@ -76,6 +76,7 @@ print("diag srvscope: %d samples, %d kernel; perf: %d samples, %d kernel"
 for n in sc:
     print("diag %-10s %6.2f %%  perf %6.2f %%" % (n, sc[n]["percent"], pc[n]["percent"]))
 ok(k > 1000, "kernel samples taken (%d)" % k)
+ok(s["stacks_lost"] == 0, "no sample lost its stack (%d did)" % s["stacks_lost"])
 ok(p["kernel_samples"] > 1000, "and by perf (%d)" % p["kernel_samples"])
 ok(sum(c["samples"] for c in s["components"]) == k, "the components total the kernel samples")
 ok(abs(sum(c["percent"] for c in s["components"]) - 100) < 0.01, "and 100 %")
