@@ -105,15 +105,17 @@ static __always_inline __u64 take_stack(struct bpf_perf_event_data *ctx, __u64 f
 	}
 	if (h <= CPU_STACK_LOST)
 		h += 2;
-	if (bpf_map_lookup_elem(&stacks, &h))
-		return h;
-	/* -EEXIST: another CPU stored it meanwhile; anything else: the map is full */
-	if (bpf_map_update_elem(&stacks, &h, sc, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&stacks, &h)) {
-		count_stat(2);
-		return CPU_STACK_LOST;
+	/* An update may fail with the stack there after all (-EEXIST: another CPU stored it
+	 * first), or not there: user space deleted it in between, having read it, or the
+	 * bucket's lock gave up (since 6.15 they do rather than deadlock). One more try; after
+	 * it, the map is taken as full. */
+	for (i = 0; i < 2; i++) {
+		if (bpf_map_lookup_elem(&stacks, &h) ||
+		    !bpf_map_update_elem(&stacks, &h, sc, BPF_NOEXIST))
+			return h;
 	}
-	return h;
+	count_stat(2);
+	return CPU_STACK_LOST;
 }
 
 SEC("perf_event")
