@@ -20,7 +20,7 @@ __u64 target_bits[TARGET_WORDS];
 
 /* The stacks, by the hash of their frames. Not a STACK_TRACE map: that one is a table
  * without chaining whose ids are buckets, so a new stack whose bucket another stack holds
- * is lost (1-7 % of the samples with -a), and an id user space deletes after reading it may
+ * is lost (1-12 % of the samples with -a), and an id user space deletes after reading it may
  * be counted again meanwhile and then be gone. Here a stack is lost only when the map is
  * full, and its name stays valid after user space has read and deleted it. */
 struct {
