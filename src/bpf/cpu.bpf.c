@@ -2,7 +2,7 @@
 /* Kernel side of 'srvscope cpu': a cpu-clock sample of a target thread adds one to the
  * count of its (thread, kernel stack, user stack) and of its (thread, CPU); user space
  * reads and clears the counts every interval. Nothing is sent per sample, so the cost is
- * the stack walk and two hash updates. */
+ * the stack walk, its hash and a few hash map updates. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -18,12 +18,25 @@ const volatile __u32 self_tgid = 0;	/* srvscope itself is never sampled */
 #define TARGET_WORDS (4194304 / 64)
 __u64 target_bits[TARGET_WORDS];
 
+/* The stacks, by the hash of their frames. Not a STACK_TRACE map: that one is a table
+ * without chaining whose ids are buckets, so a new stack whose bucket another stack holds
+ * is lost (1-12 % of the samples with -a), and an id user space deletes after reading it may
+ * be counted again meanwhile and then be gone. Here a stack is lost only when the map is
+ * full, and its name stays valid after user space has read and deleted it. */
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 16384); /* user space resizes it before loading */
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, CPU_MAX_DEPTH * sizeof(__u64));
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct cpu_stack_ips);
 } stacks SEC(".maps");
+
+/* where a stack is taken before it is hashed: too big for the BPF stack */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_stack_ips);
+} scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -39,10 +52,11 @@ struct {
 	__type(value, __u64);
 } where SEC(".maps");
 
-/* [0] samples taken, [1] samples not counted (a full counts map) */
+/* [0] samples taken, [1] samples not counted (a full counts map), [2] stacks lost (a full
+ * stacks map) */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, 3);
 	__type(key, __u32);
 	__type(value, __u64);
 } stats SEC(".maps");
@@ -67,6 +81,43 @@ static __always_inline void count_stat(__u32 i)
 		(*v)++;
 }
 
+/* The name of the current kernel or user stack (flags: 0 or BPF_F_USER_STACK), its frames
+ * stored under it when new. */
+static __always_inline __u64 take_stack(struct bpf_perf_event_data *ctx, __u64 flags)
+{
+	__u32 zero = 0, i, nr;
+	struct cpu_stack_ips *sc = bpf_map_lookup_elem(&scratch, &zero);
+	__u64 h = 0xcbf29ce484222325ull ^ flags;
+	long n;
+
+	if (!sc)
+		return CPU_STACK_LOST;
+	n = bpf_get_stack(ctx, sc->ips, sizeof(sc->ips), flags);
+	if (n <= 0)
+		return CPU_STACK_NONE; /* no frames, or none to take (-EFAULT) */
+	nr = n / sizeof(__u64);
+	sc->nr = nr;
+	for (i = 0; i < CPU_MAX_DEPTH; i++) {
+		if (i >= nr)
+			break;
+		h = (h ^ sc->ips[i]) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+	}
+	if (h <= CPU_STACK_LOST)
+		h += 2;
+	/* An update may fail with the stack there after all (-EEXIST: another CPU stored it
+	 * first), or not there: user space deleted it in between, having read it, or the
+	 * bucket's lock gave up (since 6.15 they do rather than deadlock). One more try; after
+	 * it, the map is taken as full. */
+	for (i = 0; i < 2; i++) {
+		if (bpf_map_lookup_elem(&stacks, &h) ||
+		    !bpf_map_update_elem(&stacks, &h, sc, BPF_NOEXIST))
+			return h;
+	}
+	count_stat(2);
+	return CPU_STACK_LOST;
+}
+
 SEC("perf_event")
 int cpu_sample(struct bpf_perf_event_data *ctx)
 {
@@ -87,8 +138,8 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	count_stat(0);
 	k.tgid = tgid;
 	k.tid = tid;
-	k.kstack = bpf_get_stackid(ctx, &stacks, 0);
-	k.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	k.kstack = take_stack(ctx, 0);
+	k.ustack = take_stack(ctx, BPF_F_USER_STACK);
 	v = bpf_map_lookup_elem(&counts, &k);
 	if (v) {
 		__sync_fetch_and_add(v, 1);

@@ -124,8 +124,8 @@ struct series {
 };
 
 /* -d takes the samples out of the kernel more often than the rows (every DRAIN_MS): the
- * BPF stack map is emptied at each read, and the fewer stacks it holds, the fewer new ones
- * find their bucket taken. */
+ * BPF stacks map is emptied of the stacks read at each read, and holds only the new ones
+ * since (a stack is lost only when it is full). */
 #define DRAIN_MS 200
 
 static void add_series_row(struct cpu_profile *p, uint64_t end_ns, void *arg)

@@ -319,7 +319,7 @@ static const struct comp_builtin prefix_rules[] = {
 	{"rseq_", "etc"},
 	{"__list_del_entry_valid", "etc"},
 	{"__list_add_valid", "etc"},
-	{"__pi_", "etc"},
+	{"__pi_", "etc"}, /* what is not one of the aliases below */
 	{"pvclock_", "etc"},
 	{"kvm_clock_", "etc"},
 	{"__traceiter_", "etc"},
@@ -586,34 +586,50 @@ int comp_table__load(struct comp_table *t, const char *path, char *err, size_t s
 	return ret;
 }
 
+/* The component of name[0..len) by the rules of one layer, or -1. */
+static int classify_layer(const struct comp_table *t, const char *name, size_t len, bool kernel,
+			  int layer)
+{
+	const struct comp_rule *best = NULL;
+	uint64_t idx;
+	size_t i;
+
+	if (u64map__get(&t->exact, rule_hash(layer, !kernel, name, len), &idx)) {
+		const struct comp_rule *r = &t->rules[idx - 1];
+
+		if (r->len == len && !memcmp(r->pattern, name, len))
+			return r->comp;
+	}
+	for (i = 0; i < t->nr_rules; i++) {
+		const struct comp_rule *r = &t->rules[i];
+
+		if (!r->prefix || r->layer != layer || r->user == kernel || r->len > len ||
+		    (best && best->len >= r->len) || memcmp(r->pattern, name, r->len))
+			continue;
+		best = r;
+	}
+	return best ? best->comp : -1;
+}
+
 int comp_table__classify(const struct comp_table *t, const char *name, bool kernel)
 {
 	const char *dot = strchr(name, '.');
 	size_t len = dot && dot != name ? (size_t)(dot - name) : strlen(name);
-	int layer;
+	int layer, comp;
 
-	for (layer = 0; layer < 2; layer++) {
-		const struct comp_rule *best = NULL;
-		uint64_t idx;
-		size_t i;
-
-		if (u64map__get(&t->exact, rule_hash(layer, !kernel, name, len), &idx)) {
-			const struct comp_rule *r = &t->rules[idx - 1];
-
-			if (r->len == len && !memcmp(r->pattern, name, len))
-				return r->comp;
-		}
-		for (i = 0; i < t->nr_rules; i++) {
-			const struct comp_rule *r = &t->rules[i];
-
-			if (!r->prefix || r->layer != layer || r->user == kernel || r->len > len ||
-			    (best && best->len >= r->len) || memcmp(r->pattern, name, r->len))
-				continue;
-			best = r;
-		}
-		if (best)
-			return best->comp;
+	/* x86 kernels name some functions twice at one address, "__pi_memset" beside
+	 * "memset" (the position-independent alias early boot code calls): which name a
+	 * symbolizer shows is its choice (perf shows __pi_memset, srvscope memset), so the
+	 * alias is classified as the function, unless a components file names the alias. */
+	if (kernel && len > 5 && !strncmp(name, "__pi_", 5)) {
+		if ((comp = classify_layer(t, name, len, kernel, 0)) >= 0)
+			return comp;
+		if ((comp = comp_table__classify(t, name + 5, kernel)) >= 0)
+			return comp;
 	}
+	for (layer = 0; layer < 2; layer++)
+		if ((comp = classify_layer(t, name, len, kernel, layer)) >= 0)
+			return comp;
 	return -1;
 }
 

@@ -37,6 +37,14 @@ struct cached_stack {
 	uint32_t *frames;
 };
 
+/* A count's key once its stacks are in the store: their store indexes, or negative for
+ * none (-EFAULT: a sample in user mode has no kernel stack), -ENOSPC (the stacks map was
+ * full) or -ENOENT (gone from the map: never, by the way names are kept). */
+struct sample_key {
+	pid_t tgid, tid;
+	int32_t kstack, ustack;
+};
+
 struct cpu_session {
 	struct cpu_opts o;
 	struct cpu_bpf *skel;
@@ -51,10 +59,10 @@ struct cpu_session {
 	struct u64map proc_idx;	  /* pid -> index + 1 */
 	struct u64map kstack_idx; /* kernel stack (store index) -> index + 1 into cache */
 	struct u64map ustack_idx; /* pid << 32 | user stack (store index) -> index + 1 */
-	/* The stacks taken out of the BPF stack map, by content: the map is emptied at each
-	 * read, since it is a hash table without chaining (a new stack whose bucket is taken
-	 * is lost: with 16384 buckets and -a, a tenth of the stacks in two seconds). */
-	struct u64map store_idx; /* hash of the ips -> index + 1 */
+	/* The stacks taken out of the BPF stacks map, by their name there (the hash of their
+	 * frames): a name stays valid once its stack is here, so the map is emptied of the
+	 * names met at each read, and holds only the stacks new since. */
+	struct u64map store_idx; /* name -> index + 1 */
 	uint64_t **store_ips;
 	uint32_t *store_nr;
 	size_t nr_store, cap_store_ips, cap_store_nr;
@@ -62,13 +70,13 @@ struct cpu_session {
 	size_t nr_cache, cap_cache;
 	struct symbolizer *ksym; /* for kernel addresses, which need no maps */
 	/* defer_symbols: the counts of every read so far, and where each read's begin */
-	struct cpu_key *raw_keys;
+	struct sample_key *raw_keys;
 	uint64_t *raw_vals;
 	size_t nr_raw, cap_rk, cap_rv;
 	size_t *read_ends; /* raw index where each read ends */
 	uint64_t *read_ns; /* and when it was taken out */
 	size_t nr_reads, cap_reads, cap_read_ns;
-	uint64_t *ips;
+	struct cpu_stack_ips *ips; /* a stack read out of the stacks map */
 	uint64_t lost_reported;
 };
 
@@ -170,7 +178,7 @@ struct cpu_session *cpu_session__new(const struct cpu_opts *o)
 	s->nr_cpus = libbpf_num_possible_cpus();
 	if (s->nr_cpus <= 0)
 		s->nr_cpus = 1;
-	s->ips = xcalloc(CPU_MAX_DEPTH, sizeof(uint64_t));
+	s->ips = xcalloc(1, sizeof(struct cpu_stack_ips));
 	s->ksym = symbolizer__new(0, NULL);
 	libbpf_set_print(getenv("SRVSCOPE_BPF_DEBUG") ? libbpf_debug : libbpf_silent);
 	s->skel = cpu_bpf__open();
@@ -344,7 +352,7 @@ static const struct cached_stack *stack_frames(struct cpu_session *s, struct cpu
 	return c;
 }
 
-static void add_sample(struct cpu_session *s, struct cpu_profile *p, const struct cpu_key *k,
+static void add_sample(struct cpu_session *s, struct cpu_profile *p, const struct sample_key *k,
 		       uint64_t count)
 {
 	const struct cached_stack *ks, *us;
@@ -352,10 +360,9 @@ static void add_sample(struct cpu_session *s, struct cpu_profile *p, const struc
 	uint32_t n = 0;
 	char comm[16] = "";
 
-	/* -EEXIST, -ENOMEM: the stack map was full (-EFAULT is a sample without a kernel
-	 * or a user part) */
-	if (k->kstack == -EEXIST || k->kstack == -ENOMEM || k->kstack == -ENOENT ||
-	    k->ustack == -EEXIST || k->ustack == -ENOMEM || k->ustack == -ENOENT)
+	/* -EFAULT is a sample without a kernel or a user part */
+	if (k->kstack == -ENOSPC || k->kstack == -ENOENT || k->ustack == -ENOSPC ||
+	    k->ustack == -ENOENT)
 		p->stacks_lost += count;
 	ks = stack_frames(s, p, k->tgid, k->kstack, true);
 	memcpy(frames, ks->frames, ks->nr * sizeof(uint32_t));
@@ -417,69 +424,54 @@ static struct cpu_thread *where_thread(struct cpu_profile *p, pid_t tid)
 	return cpu_profile__thread(p, pid, tid, NULL);
 }
 
-/* The store index of stack map entry id (met in this read: ids maps it), its ips copied
- * out of the map the first time; negative ids (no stack) stay, an id gone from the map is
- * -ENOENT. */
-static int32_t store_stack(struct cpu_session *s, int32_t id, struct u64map *ids)
+/* The store index of the stack named name, its frames copied out of the stacks map the
+ * first time it is met; met (the names to delete from the map after this read) gets it. */
+static int32_t store_stack(struct cpu_session *s, uint64_t name, struct u64map *met)
 {
-	uint64_t h, *slot, v;
-	bool created;
+	struct cpu_stack_ips *st = s->ips;
+	uint64_t idx;
 	uint32_t n;
 
-	if (id < 0)
-		return id;
-	if (u64map__get(ids, (uint32_t)id, &v))
-		return (int32_t)v - 1;
-	memset(s->ips, 0, CPU_MAX_DEPTH * sizeof(uint64_t));
-	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stacks), &id, s->ips)) {
-		u64map__put(ids, (uint32_t)id, (uint64_t)(uint32_t)-ENOENT + 1);
+	if (name == CPU_STACK_NONE)
+		return -EFAULT;
+	if (name == CPU_STACK_LOST)
+		return -ENOSPC;
+	u64map__put(met, name, 1);
+	if (u64map__get(&s->store_idx, name, &idx))
+		return (int32_t)(idx - 1);
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stacks), &name, st))
 		return -ENOENT;
-	}
-	for (n = 0; n < CPU_MAX_DEPTH && s->ips[n]; n++)
-		;
-	for (h = fnv1a(s->ips, n * sizeof(uint64_t), FNV1A_INIT);; h++) {
-		slot = u64map__slot(&s->store_idx, h, &created);
-		if (created)
-			break;
-		if (s->store_nr[*slot - 1] == n &&
-		    !memcmp(s->store_ips[*slot - 1], s->ips, n * sizeof(uint64_t)))
-			break;
-	}
-	if (created) {
-		xgrow((void **)&s->store_ips, &s->cap_store_ips, s->nr_store + 1,
-		      sizeof(uint64_t *));
-		xgrow((void **)&s->store_nr, &s->cap_store_nr, s->nr_store + 1, sizeof(uint32_t));
-		s->store_ips[s->nr_store] = xmalloc((n ? n : 1) * sizeof(uint64_t));
-		memcpy(s->store_ips[s->nr_store], s->ips, n * sizeof(uint64_t));
-		s->store_nr[s->nr_store] = n;
-		*slot = ++s->nr_store;
-	}
-	u64map__put(ids, (uint32_t)id, *slot);
-	return (int32_t)(*slot - 1);
+	n = st->nr < CPU_MAX_DEPTH ? st->nr : CPU_MAX_DEPTH;
+	xgrow((void **)&s->store_ips, &s->cap_store_ips, s->nr_store + 1, sizeof(uint64_t *));
+	xgrow((void **)&s->store_nr, &s->cap_store_nr, s->nr_store + 1, sizeof(uint32_t));
+	s->store_ips[s->nr_store] = xmalloc((n ? n : 1) * sizeof(uint64_t));
+	memcpy(s->store_ips[s->nr_store], st->ips, n * sizeof(uint64_t));
+	s->store_nr[s->nr_store] = n;
+	u64map__put(&s->store_idx, name, ++s->nr_store);
+	return (int32_t)(s->nr_store - 1);
 }
 
-/* Replaces the map ids of the keys by store indexes, then empties the stack map of the
- * ids met (a sample between the drain and here whose stack is deleted loses it: -ENOENT
- * at the next read, counted). */
-static void store_stacks(struct cpu_session *s, char *keys, size_t nr)
+/* The keys of nr counts with their stacks in the store (a malloc'ed array); the stacks map
+ * is emptied of the names met. A sample between the drain and the delete that finds its
+ * stack still there is counted under a name the store now has: nothing is lost. */
+static struct sample_key *store_stacks(struct cpu_session *s, const char *keys, size_t nr)
 {
-	struct u64map ids = {0};
+	struct sample_key *out = xcalloc(nr ? nr : 1, sizeof(*out));
+	struct u64map met = {0};
 	size_t i, it = 0;
-	uint64_t id, v;
+	uint64_t name, v;
 	int fd = bpf_map__fd(s->skel->maps.stacks);
 
 	for (i = 0; i < nr; i++) {
-		struct cpu_key *k = (struct cpu_key *)(keys + i * sizeof(struct cpu_key));
+		const struct cpu_key *k = (const void *)(keys + i * sizeof(struct cpu_key));
 
-		k->kstack = store_stack(s, k->kstack, &ids);
-		k->ustack = store_stack(s, k->ustack, &ids);
+		out[i] = (struct sample_key){k->tgid, k->tid, store_stack(s, k->kstack, &met),
+					     store_stack(s, k->ustack, &met)};
 	}
-	while (u64map__next(&ids, &it, &id, &v)) {
-		uint32_t key = (uint32_t)id;
-
-		bpf_map_delete_elem(fd, &key);
-	}
-	u64map__free(&ids);
+	while (u64map__next(&met, &it, &name, &v))
+		bpf_map_delete_elem(fd, &name);
+	u64map__free(&met);
+	return out;
 }
 
 bool cpu_pid_alive(pid_t pid)
@@ -498,6 +490,7 @@ bool cpu_pid_alive(pid_t pid)
 int cpu_session__read(struct cpu_session *s, struct cpu_profile *p, bool last)
 {
 	uint64_t *lost = xcalloc(s->nr_cpus, sizeof(uint64_t)), *cv, *wv;
+	struct sample_key *sk;
 	char *ck, *wk;
 	size_t nc, nw, i;
 	uint32_t key = 1;
@@ -508,14 +501,12 @@ int cpu_session__read(struct cpu_session *s, struct cpu_profile *p, bool last)
 	nc = drain(bpf_map__fd(s->skel->maps.counts), sizeof(struct cpu_key), &ck, &cv);
 	nw = drain(bpf_map__fd(s->skel->maps.where), sizeof(struct cpu_where), &wk, &wv);
 	p->end_ns = now_ns();
-	store_stacks(s, ck, nc);
+	sk = store_stacks(s, ck, nc);
+	free(ck);
 	if (last) {
 		/* the end figures of every thread sampled and of every process met */
-		for (i = 0; i < nc; i++) {
-			const struct cpu_key *k = (const void *)(ck + i * sizeof(struct cpu_key));
-
-			cpu_profile__thread(p, k->tgid, k->tid, NULL);
-		}
+		for (i = 0; i < nc; i++)
+			cpu_profile__thread(p, sk[i].tgid, sk[i].tid, NULL);
 		for (i = 0; i < s->nr_targets; i++)
 			cpu_profile__process(p, s->targets[i]); /* new ones: from their birth */
 		cpu_proc__finish(p);
@@ -523,9 +514,9 @@ int cpu_session__read(struct cpu_session *s, struct cpu_profile *p, bool last)
 	}
 	if (s->o.defer_symbols) {
 		/* keep the counts; read the maps of the processes met for the first time */
-		xgrow((void **)&s->raw_keys, &s->cap_rk, s->nr_raw + nc, sizeof(struct cpu_key));
+		xgrow((void **)&s->raw_keys, &s->cap_rk, s->nr_raw + nc, sizeof(*sk));
 		xgrow((void **)&s->raw_vals, &s->cap_rv, s->nr_raw + nc, sizeof(uint64_t));
-		memcpy(s->raw_keys + s->nr_raw, ck, nc * sizeof(struct cpu_key));
+		memcpy(s->raw_keys + s->nr_raw, sk, nc * sizeof(*sk));
 		memcpy(s->raw_vals + s->nr_raw, cv, nc * sizeof(uint64_t));
 		s->nr_raw += nc;
 		xgrow((void **)&s->read_ends, &s->cap_reads, s->nr_reads + 1, sizeof(size_t));
@@ -533,8 +524,7 @@ int cpu_session__read(struct cpu_session *s, struct cpu_profile *p, bool last)
 		s->read_ns[s->nr_reads] = p->end_ns;
 		s->read_ends[s->nr_reads++] = s->nr_raw;
 		for (i = 0; i < nc; i++)
-			proc_sym(s,
-				 ((const struct cpu_key *)(ck + i * sizeof(struct cpu_key)))->tgid);
+			proc_sym(s, sk[i].tgid);
 	}
 	/* A long window keeps its counts in memory until the end: past a million of them
 	 * (24 MB), they are symbolized now. */
@@ -553,7 +543,7 @@ int cpu_session__read(struct cpu_session *s, struct cpu_profile *p, bool last)
 	} else if (!s->o.defer_symbols) {
 		refresh_maps(s);
 		for (i = 0; i < nc; i++)
-			add_sample(s, p, (const void *)(ck + i * sizeof(struct cpu_key)), cv[i]);
+			add_sample(s, p, &sk[i], cv[i]);
 		if (s->o.on_interval)
 			s->o.on_interval(p, p->end_ns, s->o.arg);
 	}
@@ -567,7 +557,7 @@ int cpu_session__read(struct cpu_session *s, struct cpu_profile *p, bool last)
 		t->on_cpu[w->cpu] += wv[i];
 		p->cores[w->cpu].samples += wv[i];
 	}
-	free(ck);
+	free(sk);
 	free(cv);
 	free(wk);
 	free(wv);

@@ -12,16 +12,23 @@ command -v python3 >/dev/null || skip_all "python3 is missing"
 start_fixture "$FIXTURES/burn7030" 40 || exit 1
 pid=$FPID
 
-# Both at 4999 Hz for 3 s: about 15000 samples each on an idle CPU (the sampling noise of a
+# Both near 5 kHz for 3 s: about 15000 samples each on an idle CPU (the sampling noise of a
 # share under half a point leaves the 2 points to the tools), a tenth of that on a busy one.
+# perf samples every CPU and the burner's samples are picked by pid, as t74-cpu-iperf3
+# does and for its reasons (docs/cpu.md, "Comparing with perf"): per-task events (-p) put
+# the end of a period cut by a preemption after the switch back, in the kernel (3 points
+# more of the burner's samples in the kernel than srvscope's on a loaded machine); the two
+# fixed periods 5 % apart, so neither timer keeps firing just after the other's interrupt.
 "$SRVSCOPE" cpu -p $pid -F 4999 -d 3 -f json >"$TMP/s.json" 2>"$TMP/s.err" &
 spid=$!
-perf record -q -F 4999 -g -p $pid -o "$TMP/perf.data" -- sleep 3 >/dev/null 2>&1
+timeout -k 5 30 perf record -q -a -e cpu-clock -c 190011 -B -N -o "$TMP/perf.data" -- sleep 3 \
+	>/dev/null 2>&1
 wait $spid
 ok $? "cpu -d 3 -f json exits 0"
-perf report -i "$TMP/perf.data" --no-children --sort sym -n --stdio -g none 2>/dev/null |
-	awk '$1 ~ /%$/ && NF >= 4 { k = ($3 == "[k]") ? "_[k]" : ""; print $4 k, $2 }' \
-	>"$TMP/perf.folded"
+timeout -k 5 60 perf report -i "$TMP/perf.data" --no-children --pid=$pid -F sample,pid,sym \
+	--stdio -g none 2>/dev/null |
+	awk '$1 ~ /^[0-9]+$/ && NF >= 4 { c[$4 (($3 == "[k]") ? "_[k]" : "")] += $1 }
+		END { for (f in c) print f, c[f] }' >"$TMP/perf.folded"
 "$SRVSCOPE" cpu --folded "$TMP/perf.folded" -f json >"$TMP/p.json" 2>"$TMP/p.err"
 ok $? "perf's samples read as folded stacks"
 
@@ -38,7 +45,10 @@ a, b, tot = split(s)
 pa, pb, ptot = split(p)
 print("diag srvscope: %d/%d of %d samples; perf: %d/%d of %d" % (a, b, tot, pa, pb, ptot))
 ok(tot > 500, "srvscope took samples (%d)" % tot)
-ok(a + b >= 0.95 * tot, "the two functions hold 95 %% of the samples (%d of %d)" % (a + b, tot))
+# the fixture's own time; what the kernel does for it (interrupts, preemption) grows with
+# the machine's load (a tenth of its samples under a load of 9)
+user = tot - s["kernel_samples"]
+ok(a + b >= 0.95 * user, "the two functions hold 95 %% of the user samples (%d of %d)" % (a + b, user))
 share = 100.0 * a / (a + b) if a + b else 0
 pshare = 100.0 * pa / (pa + pb) if pa + pb else 0
 ok(abs(share - 70) <= 2, "burn_seventy %.2f %% within 2 points of 70" % share)
@@ -81,18 +91,24 @@ grep -q burn_thirty "$TMP/f.svg"; ok $? "svg names burn_thirty"
 "$SRVSCOPE" cpu -p $pid -d 1 -f speedscope >"$TMP/f.ss" 2>&1
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "burn_seventy" in [f["name"] for f in d["shared"]["frames"]]' "$TMP/f.ss"
 ok $? "speedscope document with burn_seventy"
-# pprof: go tool pprof reads it; burn_seventy is its heaviest function, near 70 % of the
-# samples (the split itself is checked on the JSON above).
+# pprof: go tool pprof reads it; burn_seventy is its heaviest function, with 70 % of the
+# two burns' samples (the kernel's share of all samples depends on the machine's load).
 if command -v go >/dev/null; then
 	"$SRVSCOPE" cpu -p $pid -d 1 -f pprof >"$TMP/f.pb.gz" 2>"$TMP/f.pb.err"
 	ok $? "pprof written"
-	top=$(go tool pprof -top "$TMP/f.pb.gz" 2>/dev/null | awk '$6 ~ /^burn_/ {print $6, $2; exit}')
-	like "$top" '^burn_seventy (6[5-9]|7[0-5])\.' "pprof: burn_seventy on top with ~70 % ($top)"
+	top=$(go tool pprof -top "$TMP/f.pb.gz" 2>/dev/null |
+		awk '$6 ~ /^burn_/ { v[$6] = $2 + 0; if (!first) first = $6 }
+		END { s = v["burn_seventy"] + v["burn_thirty"]
+		      printf "%s %.1f\n", first, s ? 100 * v["burn_seventy"] / s : 0 }')
+	like "$top" '^burn_seventy (6[4-9]|7[0-6])\.' "pprof: burn_seventy on top, ~70 % of the burns ($top)"
 else
 	check "go tool pprof (golang-go) is installed" false
 fi
 out=$("$SRVSCOPE" cpu -p $pid -d 1 2>&1)
-like "$out" '^ +[67][0-9]\.[0-9]+ +[67][0-9]\.[0-9]+ +\[\.\] burn7030 +burn_seventy$' "text: self, total, [.], module, function"
+like "$out" '^ +[0-9]+\.[0-9]+ +[0-9]+\.[0-9]+ +\[\.\] burn7030 +burn_seventy$' "text: self, total, [.], module, function"
+split=$(printf '%s\n' "$out" | awk '$3 == "[.]" && $5 ~ /^burn_/ { v[$5] = $1 }
+	END { s = v["burn_seventy"] + v["burn_thirty"]; printf "%.1f\n", s ? 100 * v["burn_seventy"] / s : 0 }')
+like "$split" '^(6[4-9]|7[0-6])\.' "text: burn_seventy ~70 % of the burns ($split)"
 like "$out" "^ +$pid +$pid burn7030 " "text: the thread's line"
 
 # A trace recorded with --on-cpu: its samples, the same functions.

@@ -48,6 +48,10 @@ static void test_builtin(void)
 	is_str(cls(t, "psi_group_change", true), "sched", "psi_");
 	is_str(cls(t, "entry_SYSCALL_64_after_hwframe", true), "etc", "syscall entry is others");
 	is_str(cls(t, "some_new_function", true), "unmatched", "unknown: unmatched, not others");
+	is_str(cls(t, "__pi_memset", true), "data_copy",
+	       "an alias __pi_X is X (perf names memset so)");
+	is_str(cls(t, "__pi___x86_indirect_thunk_rax", true), "etc", "__pi_ of an 'etc' function");
+	is_str(cls(t, "__pi_startup_64", true), "etc", "a __pi_ name of no known function");
 	is_str(cls(t, "tcp_sendmsg", false), "unmatched", "kernel rules do not apply to user");
 	is_str(cls(t, "", true), "unmatched", "an empty name");
 	is_str(cls(t, ".isra.0", true), "unmatched", "a name that is only a suffix");
@@ -76,6 +80,9 @@ static void test_file(void)
 	is_str(cls(t, "btr_leaf_insert", false), "leaf", "the longest user prefix");
 	is_str(cls(t, "btr_split", true), "unmatched", "a user rule is not a kernel one");
 	is_str(cls(t, "main", false), "app", "tabs, spaces and CR around fields");
+	r = comp_table__parse(t, "g", "__pi_memcpy early\n", 18, err, sizeof(err));
+	is_str(cls(t, "__pi_memcpy", true), "early", "a file's rule for an alias wins");
+	is_str(cls(t, "__pi_memmove", true), "data_copy", "and only for it");
 
 	r = comp_table__parse(t, "bad", "a b\nonly\n", 9, err, sizeof(err));
 	is_int(r, -22, "one field: -EINVAL");
