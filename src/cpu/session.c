@@ -365,10 +365,13 @@ static void add_sample(struct cpu_session *s, struct cpu_profile *p, const struc
 	    k->ustack == -ENOENT)
 		p->stacks_lost += count;
 	ks = stack_frames(s, p, k->tgid, k->kstack, true);
-	memcpy(frames, ks->frames, ks->nr * sizeof(uint32_t));
+	/* An empty stack may have no frames array: memcpy's arguments must not be NULL. */
+	if (ks->nr)
+		memcpy(frames, ks->frames, ks->nr * sizeof(uint32_t));
 	n = ks->nr;
 	us = stack_frames(s, p, k->tgid, k->ustack, false);
-	memcpy(frames + n, us->frames, us->nr * sizeof(uint32_t));
+	if (us->nr)
+		memcpy(frames + n, us->frames, us->nr * sizeof(uint32_t));
 	n += us->nr;
 	if (!n) /* neither stack: a kernel thread without one, or the map was full */
 		frames[n++] = cpu_profile__func(p, "[unknown]", "[unknown]", false);
