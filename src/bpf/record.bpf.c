@@ -807,7 +807,7 @@ static __always_inline void kscan(struct kscan *c)
 /* Finds where the return addresses of the kernel stack just taken (in slot 0 of
  * stack_scratch) are, for kernel_unchanged. kc->kn stays 0 when they cannot all be
  * found: that stack is then never reused. */
-static __always_inline void kernel_check_fill(const void *ctx, struct kcheck *kc, __u64 kstack)
+__noinline int kc_fill(const struct kplace *kpp, struct kcheck *kc, __u64 kstack)
 {
 	__u32 zero = 0;
 	struct rec_stack *s = bpf_map_lookup_elem(&stack_scratch, &zero);
@@ -816,13 +816,16 @@ static __always_inline void kernel_check_fill(const void *ctx, struct kcheck *kc
 	struct kscan c;
 	__u64 k2;
 
+	if (!kc)
+		return 0;
 	kc->kn = 0;
 	kc->span[0] = kc->span[1] = 0;
-	if (!s || !p || !kstack || s->nr < 3 || !kplace_get(ctx, &kp))
-		return;
+	if (!kpp || !s || !p || !kstack || s->nr < 3)
+		return 0;
+	kp = *kpp;
 	c.k = read_kwords(0, kp.at, kp.room);
 	if (!c.k)
-		return;
+		return 0;
 	c.kc = kc;
 	c.s = s;
 	c.p = p;
@@ -852,15 +855,30 @@ static __always_inline void kernel_check_fill(const void *ctx, struct kcheck *kc
 	/* Frames left unfound (a path deeper than KSPAN, more than KCHECK frames): unknown. */
 	if (p->next < p->last)
 		kc->kn = 0;
+	return 0;
 }
 
-/* Whether the kernel stacks at kp hold the return addresses kc found. A function of its
- * own: the interrupt stacks' cache calls it for each of its ways. */
-static __noinline bool kc_holds(const struct kplace *kp, const struct kcheck *kc)
+/* kc_fill for the stack just taken at this program's context: a global function, checked
+ * once by the verifier, called from the task and the interrupt caches. */
+static __always_inline void kernel_check_fill(const void *ctx, struct kcheck *kc, __u64 kstack)
+{
+	struct kplace kp;
+
+	if (!kplace_get(ctx, &kp)) {
+		kc->kn = 0;
+		return;
+	}
+	kc_fill(&kp, kc, kstack);
+}
+
+/* Whether the kernel stacks at kp hold the return addresses kc found. A global function:
+ * the verifier checks it once, not at each call (the interrupt stacks' cache calls it for
+ * each of its ways). */
+__noinline bool kc_holds(const struct kplace *kp, const struct kcheck *kc)
 {
 	int i;
 
-	if (!kc->kn || kc->kn > KCHECK || (kc->span[1] && !kp->below))
+	if (!kp || !kc || !kc->kn || kc->kn > KCHECK || (kc->span[1] && !kp->below))
 		return false;
 #pragma unroll
 	for (i = 0; i < KCHECK; i++) {

@@ -965,6 +965,7 @@ static int load(struct recorder *r)
 		bpf_program__set_autoload(r->skel->progs.sys_exit, false);
 	}
 	err = record_bpf__load(r->skel);
+
 	if (err == -EPERM || err == -EACCES)
 		return error("cannot load the BPF programs: permission denied (run as root, or "
 			     "grant CAP_BPF and CAP_PERFMON)");
