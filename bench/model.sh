@@ -5,8 +5,16 @@
 # on-CPU samples: the model runs memcslap as its --load), round by round in turns; the
 # medians and their ratio are printed (goal: >= 0.95). Then the end-to-end time of
 # 'srvscope model' with its defaults and the built-in client (goal: <= 30 s).
-# Usage (root): bench/model.sh [ROUNDS [GETS_PER_CONNECTION]]
+# With --parts, each item the model asks the recorder for is left out in turn
+# (SRVSCOPE_MODEL_RECORD, docs/model.md): the ratio of each set, measured in the same rounds
+# as the unrecorded runs, tells what that item costs.
+# Usage (root): bench/model.sh [--parts] [ROUNDS [GETS_PER_CONNECTION]]
 set -u
+PARTS=""
+if [ "${1:-}" = --parts ]; then
+	PARTS=1
+	shift
+fi
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 SRVSCOPE=${SRVSCOPE:-$TOP/build/srvscope}
 ROUNDS=${1:-5}
@@ -32,6 +40,37 @@ rate() { awk '/Time to get/ { if ($(NF-1) > 0) printf "%.0f\n", $4 / $(NF-1) }' 
 $LOAD >/dev/null 2>&1 # the keys exist and nothing is cold
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+if [ -n "$PARTS" ]; then
+	# name:SRVSCOPE_MODEL_RECORD; "all" is what the model records by default
+	SETS="all: no-args:args=0 no-syscalls:syscalls=0 no-stacks:stacks=0 no-samples:hz=0
+		fp-stacks:fp refresh-1s:refresh=1000 stacks-only:syscalls=0,hz=0
+		nothing:syscalls=0,stacks=0,hz=0"
+	: >"$OUT/none"
+	for s in $SETS; do : >"$OUT/set-${s%%:*}"; done
+	for r in $(seq "$ROUNDS"); do
+		line="round $r:"
+		for s in $SETS; do
+			$LOAD >"$OUT/slap" 2>&1
+			rate "$OUT/slap" >>"$OUT/none"
+			SRVSCOPE_MODEL_RECORD=${s#*:} "$SRVSCOPE" model -p "$MC" --conns 8 --duration 10 \
+				--load "$LOAD >$OUT/slap 2>&1" >/dev/null 2>"$OUT/model.err" ||
+				{ cat "$OUT/model.err" >&2; exit 1; }
+			rate "$OUT/slap" >>"$OUT/set-${s%%:*}"
+			line="$line ${s%%:*} $(tail -1 "$OUT/set-${s%%:*}")"
+		done
+		echo "$line (unrecorded: $(tail -"$(echo $SETS | wc -w)" "$OUT/none" | tr '\n' ' '))"
+	done
+	none=$(median <"$OUT/none")
+	echo "memcached, memcslap 8 connections, medians of $ROUNDS rounds (each set beside its own unrecorded run):"
+	printf "  %-14s %10.0f gets/s\n" unrecorded "$none"
+	for s in $SETS; do
+		v=$(median <"$OUT/set-${s%%:*}")
+		printf "  %-14s %10.0f gets/s   ratio %.3f   (SRVSCOPE_MODEL_RECORD=%s)\n" "${s%%:*}" "$v" \
+			"$(echo "$v / $none" | bc -l)" "${s#*:}"
+	done
+	exit 0
+fi
 : >"$OUT/none"
 : >"$OUT/model"
 for r in $(seq "$ROUNDS"); do
