@@ -627,8 +627,43 @@ static void track_seq(struct walk *w, struct model_thread *th, const struct rec 
 		append_step(w, th, th->open_seq[0], &st);
 }
 
-/* Profile pass: a network thread's syscall on a file (sendfile's source is its second
- * argument). */
+/* Syscalls that act on a file through an fd, their first argument (sendfile: its source,
+ * the second; newfstatat and statx: a directory, or the file itself with an empty path). */
+static bool file_syscall(int nr)
+{
+	switch (nr) {
+	case NR_READ:
+	case NR_WRITE:
+	case NR_CLOSE:
+	case 5:	 /* fstat */
+	case 8:	 /* lseek */
+	case 16: /* ioctl */
+	case NR_PREAD:
+	case NR_PWRITE:
+	case NR_READV:
+	case NR_WRITEV:
+	case NR_SENDFILE:
+	case NR_FCNTL:
+	case 73:  /* flock */
+	case 74:  /* fsync */
+	case 75:  /* fdatasync */
+	case 77:  /* ftruncate */
+	case 217: /* getdents64 */
+	case 221: /* fadvise64 */
+	case 262: /* newfstatat */
+	case 285: /* fallocate */
+	case NR_PREADV:
+	case NR_PWRITEV:
+	case 327: /* preadv2 */
+	case 328: /* pwritev2 */
+	case 332: /* statx */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Profile pass: a network thread's syscall on a file. */
 static void file_call(struct walk *w, const struct rec *e, const struct rec *a, int nr,
 		      enum fd_kind kind)
 {
@@ -639,11 +674,13 @@ static void file_call(struct walk *w, const struct rec *e, const struct rec *a, 
 		fd = (int64_t)e->sc.args[1];
 		kind = kind_at(w, e->h.pid, fd);
 	}
-	if (kind != FDK_FILE || !syscall__has_fd(nr) || fd < 0 || fd > 0x7fffffff)
+	if (kind != FDK_FILE || !file_syscall(nr) || fd < 0 || fd > 0x7fffffff)
 		return;
-	c.read = is_read(nr) || nr == NR_PREAD || nr == NR_PREADV || nr == NR_SENDFILE;
-	c.write = (is_write(nr) && nr != NR_SENDFILE) || nr == NR_PWRITE || nr == NR_PWRITEV;
-	c.positional = nr == NR_PREAD || nr == NR_PWRITE || nr == NR_PREADV || nr == NR_PWRITEV;
+	c.read = is_read(nr) || nr == NR_PREAD || nr == NR_PREADV || nr == 327 || nr == NR_SENDFILE;
+	c.write = (is_write(nr) && nr != NR_SENDFILE) || nr == NR_PWRITE || nr == NR_PWRITEV ||
+		  nr == 328;
+	c.positional = nr == NR_PREAD || nr == NR_PWRITE || nr == NR_PREADV || nr == NR_PWRITEV ||
+		       nr == 327 || nr == 328;
 	if (a && (nr == NR_PREAD || nr == NR_PWRITE)) {
 		c.off = a->sa.arg3;
 		c.off_known = true;

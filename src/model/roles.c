@@ -226,6 +226,8 @@ static void describe_cluster(struct model *m, struct model_cluster *c, uint64_t 
 		c->role = ROLE_BACKGROUND; /* busy, or woken on a clock however little it does */
 	else
 		c->role = ROLE_IDLE;
+	if (c->role != ROLE_BACKGROUND && c->role != ROLE_IDLE)
+		c->period_ms = 0; /* woken by its connections, not a clock */
 	if (!any_net && !any_acc && !any_main)
 		c->roles[c->role] = true;
 	u64map__free(&pids);
