@@ -163,6 +163,7 @@ struct walk {
 	uint64_t next_epoll;	      /* epoll instances created in the trace */
 	struct u64map lsock;	      /* (pid, fd) -> a listener's identity: its socket inode */
 	struct u64map born;	      /* (pid, fd) -> when the syscall that gave it out returned */
+	struct u64map born_tid;	      /* (pid, fd) -> the thread that made that syscall */
 	struct model_file_walk files; /* profile pass: the network threads' file use */
 };
 
@@ -744,8 +745,10 @@ static void syscall_event(struct walk *w, const struct rec *e)
 	    u64map__get(&w->lsn, fdkey(e->h.pid, e->sc.args[2]), NULL))
 		run->epoll_exclusive = true; /* EPOLLEXCLUSIVE on a listener */
 
-	if (ret >= 0 && ret <= 0x7fffffff && creates_fd(nr))
+	if (ret >= 0 && ret <= 0x7fffffff && creates_fd(nr)) {
 		u64map__put(&w->born, fdkey(e->h.pid, ret), e->h.ts);
+		u64map__put(&w->born_tid, fdkey(e->h.pid, ret), e->h.tid);
+	}
 	switch (nr) {
 	case NR_ACCEPT:
 	case NR_ACCEPT4:
@@ -778,10 +781,11 @@ static void syscall_event(struct walk *w, const struct rec *e)
 		break;
 	case NR_CLOSE:
 		/* Records come at a syscall's exit: a close that entered before the fd's
-		 * number was given out again (an accept on another thread returned it while
-		 * the close was still returning) closed the one before. */
+		 * number was given out again by another thread (an accept that returned it
+		 * while the close was still returning) closed the one before. */
 		if (ret == 0 &&
-		    !(u64map__get(&w->born, fdkey(e->h.pid, fd), &v) && v > e->sc.enter_ts))
+		    !(u64map__get(&w->born, fdkey(e->h.pid, fd), &v) && v > e->sc.enter_ts &&
+		      u64map__get(&w->born_tid, fdkey(e->h.pid, fd), &v) && v != e->h.tid))
 			fd_closed(w, e->h.pid, fd, e->h.ts);
 		break;
 	case NR_SOCKET:
@@ -1099,6 +1103,7 @@ static void walk_free(struct walk *w)
 	u64map__free(&w->epid);
 	u64map__free(&w->lsock);
 	u64map__free(&w->born);
+	u64map__free(&w->born_tid);
 	files__walk_free(&w->files);
 	free(w->seqs);
 }
