@@ -53,6 +53,11 @@ static const char usage_text[] =
 	"  -o, --output FILE      write the model as JSON (docs/model-json.md): a new file,\n"
 	"                         mode 0600; an existing one is never replaced\n"
 	"\n"
+	"The fds the server has open as each run starts are read from /proc (sockets and\n"
+	"their ports, listeners' SO_REUSEPORT through a pidfd_getfd copy, epoll instances,\n"
+	"file paths). SRVSCOPE_MODEL_RECORD (docs/model.md) leaves recorded items out, for\n"
+	"bench/model.sh --parts to measure what each costs.\n"
+	"\n"
 	"A short summary goes to stdout, progress to stderr. Ctrl-C ends the run under way\n"
 	"and the model (the runs done are described). Exit status 0, 1 when a run failed\n"
 	"(the runs done before it are kept and described), 2 for a usage error.\n";
