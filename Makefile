@@ -34,6 +34,8 @@ OBJS     := $(SRCS:%.c=$(BUILD)/%.o)
 LIBOBJS  := $(filter-out $(BUILD)/src/main.o,$(OBJS))
 BPFSRCS  := $(wildcard src/bpf/*.bpf.c)
 SKELS    := $(BPFSRCS:src/bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
+# The recorder built for kernels before 6.2 (no bpf_rdonly_cast): same maps and programs.
+SKELS    += $(BUILD)/bpf/record_compat.skel.h
 
 # pprof: C code generated from src/output/profile.proto into $(BUILD)/proto (not committed;
 # the fuzz targets link this same object).
@@ -94,6 +96,12 @@ $(BUILD)/bpf/%.bpf.o: src/bpf/%.bpf.c $(wildcard src/bpf/*.h) $(BUILD)/vmlinux.h
 	$(call msg,BPF,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Isrc/bpf -c $< -o $@
+	$(Q)llvm-strip -g $@ 2>/dev/null || true
+
+$(BUILD)/bpf/record_compat.bpf.o: src/bpf/record.bpf.c $(wildcard src/bpf/*.h) $(BUILD)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -DRECORD_NO_RDONLY_CAST -I$(BUILD) -Isrc/bpf -c $< -o $@
 	$(Q)llvm-strip -g $@ 2>/dev/null || true
 
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o

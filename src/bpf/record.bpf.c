@@ -160,6 +160,10 @@ struct stack_cache {
 	__u64 args[3];
 	__u64 kstack, ustack;
 	struct kcheck kc; /* what makes kstack right here */
+	/* What makes ustack right here, once user space has published it: a copy costs less
+	 * to reach than the map's entry, at every check after the first. */
+	__u64 uck_id; /* the dump it is for, 0: none */
+	struct rec_ustack_check uck;
 };
 
 /* Places kept per task and role: a server thread commonly blocks at two places in turn
@@ -184,19 +188,52 @@ struct {
 	__type(value, struct task_state);
 } task_states SEC(".maps");
 
-/* Kernel stacks of interrupt contexts (kind x detail), per CPU. */
+/* Kernel stacks of interrupt contexts (kind x detail), per CPU. A softirq wakes tasks
+ * through several paths in turn (a segment queued or handled at once), entered from
+ * several (a sender's syscall, an interrupt's exit): a few ways per context keep them. */
 #define IRQ_CACHE 64
+#define IRQ_WAYS  4
 struct irq_kstack_cache {
 	__u64 ts, kstack;
 	struct kcheck kc;
+};
+
+struct irq_kstack_set {
+	struct irq_kstack_cache way[IRQ_WAYS];
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, IRQ_CACHE);
 	__type(key, __u32);
-	__type(value, struct irq_kstack_cache);
+	__type(value, struct irq_kstack_set);
 } irq_stacks SEC(".maps");
+
+/* What the stack caches did, per CPU (srvscope record --cost). */
+enum {
+	CS_KCHECK,	/* kernel stacks checked for reuse */
+	CS_KREUSED,	/* ... and reused */
+	CS_KTAKEN,	/* kernel stacks walked */
+	CS_KFILL_WORDS, /* stack words scanned for return addresses */
+	CS_UREUSED,	/* user stacks reused */
+	CS_UTAKEN,	/* user stacks walked or dumped */
+	CS_NR
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CS_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} cache_stats SEC(".maps");
+
+static __always_inline void cs_add(__u32 which, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&cache_stats, &which);
+
+	if (v)
+		*v += n;
+}
 
 /* Set by user space to start and end the recording at one instant: while it is set, every
  * program returns at once (through is_target and ctx_get). Set while the programs are
@@ -263,6 +300,7 @@ static __always_inline __u64 take_stack(void *ctx, bool user, __u32 slot)
 
 	if (!s)
 		return 0;
+	cs_add(user ? CS_UTAKEN : CS_KTAKEN, 1);
 	n = bpf_get_stack(ctx, s->ips, sizeof(s->ips), user ? BPF_F_USER_STACK : 0);
 	if (n <= 0) {
 		count_lost(LOST_STACK_FAILED);
@@ -348,6 +386,7 @@ static __always_inline __u64 take_ustack_dump(struct task_struct *t, __u32 slot)
 	struct dump_copy c;
 	__u64 len;
 
+	cs_add(CS_UTAKEN, 1);
 	if (!d || !regs || bpf_probe_read_kernel(d->regs, sizeof(d->regs), regs)) {
 		count_lost(LOST_STACK_FAILED);
 		return 0;
@@ -502,17 +541,23 @@ static long check_word(__u32 i, void *arg)
 	return 0;
 }
 
-/* Whether task t, at the place where dump dump_id was taken (same ip and sp), would unwind
- * as that dump did: 1 yes, 0 no, -1 not known yet (user space has not unwound the dump,
- * or could make no check of it). */
-static __always_inline int ustack_unchanged(struct task_struct *t, __u64 dump_id, __u64 sp)
+/* Whether task t, at the place where c's user stack (a dump) was taken (same ip and sp),
+ * would unwind as that dump did: 1 yes, 0 no, -1 not known yet (user space has not
+ * unwound the dump, or could make no check of it). */
+static __always_inline int ustack_unchanged(struct task_struct *t, struct stack_cache *c, __u64 sp)
 {
-	const struct rec_ustack_check *k = bpf_map_lookup_elem(&ustack_checks, &dump_id);
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	const struct rec_ustack_check *k = &c->uck;
 	struct check_walk w;
 
-	if (!k)
-		return -1;
+	if (c->uck_id != c->ustack) {
+		k = bpf_map_lookup_elem(&ustack_checks, &c->ustack);
+		if (!k)
+			return -1;
+		__builtin_memcpy(&c->uck, k, sizeof(c->uck));
+		c->uck_id = c->ustack;
+		k = &c->uck;
+	}
 	if (!regs || k->nr > REC_CHECK_WORDS)
 		return 0;
 	if (((k->regs & 1) && regs->r15 != k->reg[0]) ||
@@ -556,6 +601,31 @@ static __always_inline const struct kwords *read_kwords(__u32 which, __u64 addr,
 		return NULL;
 	return k;
 }
+
+/* A kernel word read in place: bpf_rdonly_cast costs nothing (the verifier turns it into
+ * a move) and the load through it is a plain load the JIT guards against faults, where a
+ * bpf_probe_read_kernel call costs tens of nanoseconds, and a copy of the span a fraction
+ * of a nanosecond per byte. The type is any with a word at offset 0. */
+#ifdef RECORD_NO_RDONLY_CAST
+/* Kernels before 6.2 (record_compat.skel.h): a read each. */
+static __always_inline __u64 kword(__u64 addr)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), (const void *)addr);
+	return v;
+}
+#else
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+static __always_inline __u64 kword(__u64 addr)
+{
+	const struct rb_node *n =
+		bpf_rdonly_cast((const void *)addr, bpf_core_type_id_kernel(struct rb_node));
+
+	return n->__rb_parent_color;
+}
+#endif
 
 /* The kernel stacks a tracepoint program's path lies on. Its context is the array of
  * arguments its caller (bpf_trace_runN) built in its own frame, on the kernel stack: the
@@ -603,16 +673,27 @@ static __always_inline __u64 irq_stack_top(__u64 at)
 	return page;
 }
 
+/* A pointer's value as a number, through a map: arithmetic on a context pointer is
+ * refused, and a bpf_probe_read_kernel of it costs tens of nanoseconds. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} ptr_value SEC(".maps");
+
 static __always_inline bool kplace_get(const void *ctx, struct kplace *k)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
-	__u64 stack = (__u64)BPF_CORE_READ(t, stack), top;
-	const void *p = ctx;
+	__u64 stack = (__u64)t->stack, top, *v;
+	__u32 zero = 0;
 
 	k->below = k->room2 = 0;
-	/* The address as a number: arithmetic on a context pointer is refused. */
-	if (bpf_probe_read_kernel(&k->at, sizeof(k->at), &p))
+	v = bpf_map_lookup_elem(&ptr_value, &zero);
+	if (!v)
 		return false;
+	*(const void **)v = ctx;
+	k->at = *(volatile __u64 *)v;
 	if (k->at >= stack && k->at - stack < THREAD_BYTES) {
 		k->room = task_room(k->at);
 		return true;
@@ -622,56 +703,99 @@ static __always_inline bool kplace_get(const void *ctx, struct kplace *k)
 	if (!top)
 		return false;
 	k->room = top - k->at < KSPAN ? top - k->at : KSPAN;
-	if (bpf_probe_read_kernel(&k->below, sizeof(k->below), (const void *)(top - 8)) ||
-	    !k->below)
-		return true;
-	k->room2 = task_room(k->below);
+	k->below = kword(top - 8);
+	if (k->below)
+		k->room2 = task_room(k->below);
 	return true;
 }
+
+/* A scan's position, in a map value: kept on the stack, the verifier would track its
+ * exact values from step to step and never see two steps alike. */
+struct kscan_pos {
+	__u32 words; /* of the stack read to scan */
+	__u32 pos;   /* the next word to look at */
+	__u32 next;  /* the next frame of the stack taken to find */
+	__u32 last;  /* frames to find: all but the syscall entry's */
+	__u16 flag;  /* KOFF_BELOW while scanning the stack below */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kscan_pos);
+} kscan_positions SEC(".maps");
 
 struct kscan {
 	struct kcheck *kc;
 	const struct rec_stack *s;
 	const struct kwords *k;
-	__u16 flag; /* KOFF_BELOW while scanning the stack below */
-	__u32 next; /* the next frame of s to find */
-	__u32 last; /* frames of s to find: all but the syscall entry's */
+	struct kscan_pos *p;
 };
 
-/* Looks for the next frames' return addresses in one word of a kernel stack. Frames whose
- * return address is not above the tracepoint's arguments (this program's, its caller's)
- * are passed over: a word is compared with the next few frames. A bpf_loop callback. */
-static long kscan_word(__u32 i, void *arg)
+#define KSCAN_BLOCK 8 /* words per bpf_loop step: a step costs more than a compare */
+
+/* Looks for the next frames' return addresses in up to KSCAN_BLOCK words of a kernel
+ * stack, from p->pos; a step ends at a frame found. Frames whose return address is not
+ * above the tracepoint's arguments (this program's, its caller's) are passed over: a
+ * word is compared with the next few frames. A bpf_loop callback. */
+static long kscan_block(__u32 b, void *arg)
 {
 	struct kscan *c = arg;
+	struct kscan_pos *p = c->p;
 	struct kcheck *kc = c->kc;
-	__u32 idx = i;
-	__u64 w;
-	int j;
+	__u64 want[4];
+	int k, j;
 
-	if (i >= KSPAN / 8 || c->next >= c->last || kc->kn >= KCHECK)
-		return 1;
-	/* The test above lets the compiler drop a mask the verifier needs. */
-	barrier_var(idx);
-	w = c->k->w[idx & (KSPAN / 8 - 1)];
+#pragma unroll
 	for (j = 0; j < 4; j++) {
-		__u32 f = c->next + j;
+		__u64 f = p->next + j;
 
-		if (f >= c->last)
-			break;
+		want[j] = 0;
+		if (f >= p->last)
+			continue;
+		/* Opaque to the compiler: the bound below is tested where the verifier
+		 * needs it, not dropped for an earlier one. */
 		barrier_var(f);
-		if (f >= REC_MAX_FRAMES)
-			break;
-		if (w == c->s->ips[f]) {
-			kc->koff[kc->kn & (KCHECK - 1)] = c->flag | (i * 8);
-			kc->kret[kc->kn & (KCHECK - 1)] = w;
-			kc->kn++;
-			kc->span[c->flag ? 1 : 0] = i * 8 + 8;
-			c->next = f + 1;
-			break;
+		if (f < REC_MAX_FRAMES)
+			want[j] = c->s->ips[f];
+	}
+#pragma unroll
+	for (k = 0; k < KSCAN_BLOCK; k++) {
+		__u32 i = p->pos, n = kc->kn;
+		__u64 w;
+
+		if (i >= p->words || i >= KSPAN / 8 || p->next >= p->last || n >= KCHECK)
+			return 1;
+		/* The test above lets the compiler drop a mask the verifier needs. */
+		barrier_var(i);
+		w = c->k->w[i & (KSPAN / 8 - 1)];
+		p->pos = i + 1;
+		if (!w)
+			continue;
+#pragma unroll
+		for (j = 0; j < 4; j++) {
+			if (w != want[j])
+				continue;
+			barrier_var(n);
+			kc->koff[n & (KCHECK - 1)] = p->flag | (i * 8);
+			kc->kret[n & (KCHECK - 1)] = w;
+			kc->kn = n + 1;
+			kc->span[p->flag ? 1 : 0] = i * 8 + 8;
+			p->next += j + 1;
+			return 0;
 		}
 	}
 	return 0;
+}
+
+/* Scans p->words words of c->k: a step per KSCAN_BLOCK words, and one more per frame
+ * found (a step ends there). */
+static __always_inline void kscan(struct kscan *c)
+{
+	c->p->pos = 0;
+	cs_add(CS_KFILL_WORDS, c->p->words);
+	bpf_loop(c->p->words / KSCAN_BLOCK + 1 + KCHECK, kscan_block, c, 0);
 }
 
 /* Finds where the return addresses of the kernel stack just taken (in slot 0 of
@@ -681,75 +805,79 @@ static __always_inline void kernel_check_fill(const void *ctx, struct kcheck *kc
 {
 	__u32 zero = 0;
 	struct rec_stack *s = bpf_map_lookup_elem(&stack_scratch, &zero);
+	struct kscan_pos *p = bpf_map_lookup_elem(&kscan_positions, &zero);
 	struct kplace kp;
 	struct kscan c;
 	__u64 k2;
 
 	kc->kn = 0;
 	kc->span[0] = kc->span[1] = 0;
-	if (!s || !kstack || s->nr < 3 || !kplace_get(ctx, &kp))
+	if (!s || !p || !kstack || s->nr < 3 || !kplace_get(ctx, &kp))
 		return;
 	c.k = read_kwords(0, kp.at, kp.room);
 	if (!c.k)
 		return;
 	c.kc = kc;
 	c.s = s;
-	c.flag = 0;
-	c.next = 0;
+	c.p = p;
+	p->flag = 0;
+	p->next = 0;
 	/* Not a syscall's return into do_syscall_64 nor the entry code's frame: both lie
 	 * above the random offset of the stack (they move with every syscall), and the
 	 * context tells them anyway. Every frame of any other path is compared, an
 	 * interrupt's entry too (a softirq run on the way out of a timer interrupt and of a
 	 * network one is the same softirq, entered from two places). */
-	c.last = s->nr;
+	p->last = s->nr;
 	k2 = (__u64)s->nr - 2;
 	barrier_var(k2);
 	if (k2 < REC_MAX_FRAMES && (__u64)&do_syscall_64 &&
 	    s->ips[k2] - (__u64)&do_syscall_64 < 0x800)
-		c.last = s->nr - 2;
-	bpf_loop(kp.room / 8, kscan_word, &c, 0);
-	if (c.next < c.last && kp.below) {
+		p->last = s->nr - 2;
+	p->words = kp.room / 8;
+	kscan(&c);
+	if (p->next < p->last && kp.below) {
 		c.k = read_kwords(1, kp.below, kp.room2);
 		if (c.k) {
-			c.flag = KOFF_BELOW;
-			bpf_loop(kp.room2 / 8, kscan_word, &c, 0);
+			p->flag = KOFF_BELOW;
+			p->words = kp.room2 / 8;
+			kscan(&c);
 		}
 	}
 	/* Frames left unfound (a path deeper than KSPAN, more than KCHECK frames): unknown. */
-	if (c.next < c.last)
+	if (p->next < p->last)
 		kc->kn = 0;
+}
+
+/* Whether the kernel stacks at kp hold the return addresses kc found. A function of its
+ * own: the interrupt stacks' cache calls it for each of its ways. */
+static __noinline bool kc_holds(const struct kplace *kp, const struct kcheck *kc)
+{
+	int i;
+
+	if (!kc->kn || kc->kn > KCHECK || (kc->span[1] && !kp->below))
+		return false;
+#pragma unroll
+	for (i = 0; i < KCHECK; i++) {
+		__u16 off = kc->koff[i];
+		__u64 base = off & KOFF_BELOW ? kp->below : kp->at;
+
+		if (i >= kc->kn)
+			break;
+		if (kword(base + (off & ~KOFF_BELOW)) != kc->kret[i])
+			return false;
+	}
+	return true;
 }
 
 /* Whether the kernel stacks now hold the return addresses kc found. */
 static __always_inline bool kernel_unchanged(const void *ctx, const struct kcheck *kc)
 {
-	const struct kwords *k, *k2 = NULL;
 	struct kplace kp;
-	int i;
 
-	if (!kc->kn || kc->kn > KCHECK || !kplace_get(ctx, &kp))
+	if (!kc->kn || !kplace_get(ctx, &kp))
 		return false;
-	k = read_kwords(0, kp.at, kc->span[0]);
-	if (!k)
-		return false;
-	if (kc->span[1]) {
-		if (!kp.below)
-			return false;
-		k2 = read_kwords(1, kp.below, kc->span[1]);
-		if (!k2)
-			return false;
-	}
-#pragma unroll
-	for (i = 0; i < KCHECK; i++) {
-		__u16 off = kc->koff[i];
-		const struct kwords *w = off & KOFF_BELOW ? k2 : k;
-
-		if (i >= kc->kn)
-			break;
-		if (!w || w->w[((off & ~KOFF_BELOW) / 8) & (KSPAN / 8 - 1)] != kc->kret[i])
-			return false;
-	}
-	return true;
+	cs_add(CS_KCHECK, 1);
+	return kc_holds(&kp, kc);
 }
 
 /* The current task's (t's) kernel and user stacks: those in c when it is where it was
@@ -764,7 +892,7 @@ static __always_inline void task_stacks(void *ctx, struct task_struct *t, bool u
 
 	/* With frame pointers, the walk is the check: it is taken every time. */
 	if (here && user && ustack_dump_bytes) {
-		same = ustack_unchanged(t, c->ustack, u->sp);
+		same = ustack_unchanged(t, c, u->sp);
 		ureuse = same > 0;
 	}
 	if (kreuse)
@@ -773,6 +901,10 @@ static __always_inline void task_stacks(void *ctx, struct task_struct *t, bool u
 	/* Before the user stack is taken: a frame-pointer walk reuses the scratch. */
 	if (c && !kreuse)
 		kernel_check_fill(ctx, &c->kc, *kstack);
+	if (ureuse)
+		cs_add(CS_UREUSED, 1);
+	if (kreuse)
+		cs_add(CS_KREUSED, 1);
 	*ustack = ureuse ? c->ustack : (user ? take_ustack(ctx, 0) : 0);
 	if (!c)
 		return;
@@ -799,16 +931,34 @@ static __always_inline void task_stacks(void *ctx, struct task_struct *t, bool u
 	c->kstack = *kstack;
 }
 
-/* An interrupt context's kernel stack, per CPU and context, refreshed like task stacks. */
+/* An interrupt context's kernel stack, per CPU and context, refreshed like task stacks:
+ * the way that holds it, else walked into the oldest. */
 static __always_inline __u64 irq_kstack(void *ctx, __u32 kind, __u32 detail, __u64 ts)
 {
 	__u32 key = (kind * 16 + (detail & 15)) & (IRQ_CACHE - 1);
-	struct irq_kstack_cache *c = bpf_map_lookup_elem(&irq_stacks, &key);
+	struct irq_kstack_set *set = bpf_map_lookup_elem(&irq_stacks, &key);
+	struct irq_kstack_cache *c;
+	struct kplace kp;
+	int i, old = 0;
 
-	if (c && c->ts && ts - c->ts < stack_refresh_ns && kernel_unchanged(ctx, &c->kc))
-		return c->kstack;
-	if (!c)
+	if (!set)
 		return take_stack(ctx, false, 0);
+	if (kplace_get(ctx, &kp)) {
+#pragma unroll
+		for (i = 0; i < IRQ_WAYS; i++) {
+			c = &set->way[i];
+			if (c->ts && ts - c->ts < stack_refresh_ns) {
+				cs_add(CS_KCHECK, 1);
+				if (kc_holds(&kp, &c->kc)) {
+					cs_add(CS_KREUSED, 1);
+					return c->kstack;
+				}
+			}
+			if (c->ts < set->way[old & (IRQ_WAYS - 1)].ts)
+				old = i;
+		}
+	}
+	c = &set->way[old & (IRQ_WAYS - 1)];
 	c->kstack = take_stack(ctx, false, 0);
 	c->ts = c->kstack ? ts : 0;
 	kernel_check_fill(ctx, &c->kc, c->kstack);
@@ -848,13 +998,30 @@ int BPF_PROG(irq_exit, int irq, struct irqaction *action, int ret)
 	return 0;
 }
 
-SEC("tp_btf/hrtimer_expire_exit")
-int BPF_PROG(hrtimer_exit, struct hrtimer *t)
+/* Each hrtimer tracepoint has two programs doing the same: the kernel skips a program
+ * that fires while it is already running on the CPU, and a hard timer's interrupt can come
+ * while this CPU runs the exit (or entry) program of a soft one (in a softirq, interrupts
+ * on). One program would miss the hard timer's exit, and every wake-up after it on this
+ * CPU would be put down to that timer; of two, the one not running sees it. */
+static __always_inline void hrtimer_exit_seen(void)
 {
 	struct cpu_ctx *c = ctx_get();
 
 	if (c)
 		c->hrtimer_seq = 0;
+}
+
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(hrtimer_exit, struct hrtimer *t)
+{
+	hrtimer_exit_seen();
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(hrtimer_exit2, struct hrtimer *t)
+{
+	hrtimer_exit_seen();
 	return 0;
 }
 
@@ -893,8 +1060,7 @@ int BPF_PROG(irq_entry, int irq, struct irqaction *action)
 	return 0;
 }
 
-SEC("tp_btf/hrtimer_expire_entry")
-int BPF_PROG(hrtimer_entry, struct hrtimer *t, ktime_t *now)
+static __always_inline void hrtimer_entry_seen(struct hrtimer *t)
 {
 	struct cpu_ctx *c = ctx_get();
 
@@ -902,6 +1068,19 @@ int BPF_PROG(hrtimer_entry, struct hrtimer *t, ktime_t *now)
 		c->hrtimer_seq = ++c->seq;
 		c->hrtimer_func = (__u64)t->function;
 	}
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(hrtimer_entry, struct hrtimer *t, ktime_t *now)
+{
+	hrtimer_entry_seen(t);
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(hrtimer_entry2, struct hrtimer *t, ktime_t *now)
+{
+	hrtimer_entry_seen(t);
 	return 0;
 }
 
@@ -1242,28 +1421,35 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 		return 0;
 	sc->enter_ts = bpf_ktime_get_ns();
 	sc->nr = id;
-	sc->args[0] = BPF_CORE_READ(regs, di);
-	sc->args[1] = BPF_CORE_READ(regs, si);
-	sc->args[2] = BPF_CORE_READ(regs, dx);
+	/* regs is a trusted BTF pointer: plain loads, not a helper call each. */
+	sc->args[0] = regs->di;
+	sc->args[1] = regs->si;
+	sc->args[2] = regs->dx;
 	if (want_syscall_args)
-		sc->arg3 = BPF_CORE_READ(regs, r10);
+		sc->arg3 = regs->r10;
 	sc->active = 1;
 	return 0;
 }
 
-/* The iovec lengths of an array at iov (cnt entries) into a. */
+/* The iovec lengths of an array at iov (cnt entries) into a: the entries kept in one read
+ * of user memory (each read costs a fixed fraction of a microsecond, whatever its size). */
 static __always_inline void read_iov_lens(struct rec_sysargs *a, __u64 iov, __u64 cnt)
 {
-	__u64 len;
+	__u64 v[REC_SYSARGS_VALS * 2] = {}, n = cnt < REC_SYSARGS_VALS ? cnt : REC_SYSARGS_VALS;
 	int i;
 
 	a->nr_vals = cnt > 0xffffffffull ? 0xffffffffu : cnt;
+	if (!n)
+		return;
+	barrier_var(n);
+	if (n > REC_SYSARGS_VALS)
+		return;
+	/* A read that fails whole (the array ends on a page not mapped) leaves zeros. */
+	bpf_probe_read_user(v, n * 16, (void *)iov);
 	for (i = 0; i < REC_SYSARGS_VALS; i++) {
-		if (i >= cnt)
+		if (i >= n)
 			break;
-		len = 0;
-		bpf_probe_read_user(&len, sizeof(len), (void *)(iov + i * 16 + 8));
-		a->vals[i] = len > 0xffffffffull ? 0xffffffffu : len;
+		a->vals[i] = v[i * 2 + 1] > 0xffffffffull ? 0xffffffffu : v[i * 2 + 1];
 	}
 }
 
@@ -1303,8 +1489,11 @@ static __always_inline void write_sysargs(struct task_state *sc)
 	if (sc->nr == 19 || sc->nr == 20 || sc->nr == 295 || sc->nr == 296) {
 		read_iov_lens(&r->sa, a1, sc->args[2]);
 	} else if (sc->nr == 46 || sc->nr == 47) {
-		bpf_probe_read_user(&iov, sizeof(iov), (void *)(a1 + 16)); /* msg_iov */
-		bpf_probe_read_user(&cnt, sizeof(cnt), (void *)(a1 + 24)); /* msg_iovlen */
+		__u64 m[2] = {}; /* msg_iov, msg_iovlen: adjacent, one read */
+
+		bpf_probe_read_user(m, sizeof(m), (void *)(a1 + 16));
+		iov = m[0];
+		cnt = m[1];
 		read_iov_lens(&r->sa, iov, cnt);
 	} else if (sc->nr == 233 && sc->arg3) {
 		bpf_probe_read_user(&ev, sizeof(ev), (void *)sc->arg3);
@@ -1379,6 +1568,47 @@ const volatile bool net_loopback = false;
 
 #define ETH_P_IP_BE 0x0008 /* htons(ETH_P_IP) */
 
+/* The IPv4 and TCP headers at ip into iph and tcph; non-zero when not TCP over IPv4. Loaded
+ * in place where the kernel allows it (a header is a few words: a probe read costs more
+ * than they do). */
+static __always_inline int net_headers(void *ip, struct iphdr *iph, struct tcphdr *tcph)
+{
+#ifdef RECORD_NO_RDONLY_CAST
+	/* One read for the common 20-byte IP header, a second one only with options. */
+	struct {
+		struct iphdr ip;
+		struct tcphdr tcp;
+	} h;
+
+	if (bpf_probe_read_kernel(&h, sizeof(h), ip) || h.ip.version != 4 || h.ip.protocol != 6)
+		return -1;
+	*iph = h.ip;
+	*tcph = h.tcp;
+	if (h.ip.ihl * 4 != sizeof(h.ip) &&
+	    bpf_probe_read_kernel(tcph, sizeof(*tcph), ip + h.ip.ihl * 4))
+		return -1;
+	return 0;
+#else
+	const struct iphdr *i = bpf_rdonly_cast(ip, bpf_core_type_id_kernel(struct iphdr));
+	const struct tcphdr *t;
+
+	if (i->version != 4 || i->protocol != 6)
+		return -1;
+	t = bpf_rdonly_cast(ip + i->ihl * 4, bpf_core_type_id_kernel(struct tcphdr));
+	iph->ihl = i->ihl;
+	iph->saddr = i->saddr;
+	iph->daddr = i->daddr;
+	iph->tot_len = i->tot_len;
+	tcph->source = t->source;
+	tcph->dest = t->dest;
+	tcph->seq = t->seq;
+	tcph->ack_seq = t->ack_seq;
+	tcph->doff = t->doff;
+	((__u8 *)tcph)[13] = ((const __u8 *)t)[13];
+	return 0;
+#endif
+}
+
 /* One TCP/IPv4 segment of skb, whose IP header is at ip. The sender (a TX in a task's
  * context) or the interrupted task is the record's tid; softirq tells which softirq run it
  * happened in, so that a segment sent in answer to another (a SYN-ACK, an ACK) is tied to
@@ -1404,12 +1634,9 @@ static __always_inline int net_record(struct sk_buff *skb, void *ip, __u16 type)
 	ns = dev->nd_net.net->ns.inum;
 	if (net_ns && ns != net_ns)
 		return 0;
-	/* One read for the common 20-byte IP header, a second one only with options. */
-	if (bpf_probe_read_kernel(&h, sizeof(h), ip) || h.ip.version != 4 || h.ip.protocol != 6)
+	if (net_headers(ip, &h.ip, &h.tcp))
 		return 0;
 	hl = h.ip.ihl * 4;
-	if (hl != sizeof(h.ip) && bpf_probe_read_kernel(&h.tcp, sizeof(h.tcp), ip + hl))
-		return 0;
 	c = ctx_get();
 	if (!c)
 		return 0;

@@ -63,6 +63,9 @@ static const char usage_text[] =
 	"                         cross hosts, and cost as much as scheduler events)\n"
 	"      --progress, --no-progress\n"
 	"                         the live status line (default: when stderr is a terminal)\n"
+	"      --cost             at the end, print what the recording cost per second: each\n"
+	"                         BPF program's runs and CPU time (the kernel's run-time\n"
+	"                         statistics, on for the recording only) and srvscope's own\n"
 	"  -v, --verbose          libbpf's messages (verifier log on load errors)\n";
 
 /* --clock-skew=OFFSET_NS,PPM (undocumented in --help, for tests of 'critical' across
@@ -192,6 +195,7 @@ int cmd_record(int argc, char **argv)
 		OPT_FORCE,
 		OPT_NET,
 		OPT_CLOCK_SKEW,
+		OPT_COST,
 	};
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
@@ -213,6 +217,7 @@ int cmd_record(int argc, char **argv)
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{"net", optional_argument, NULL, OPT_NET},
+		{"cost", no_argument, NULL, OPT_COST},
 		{"clock-skew", required_argument, NULL, OPT_CLOCK_SKEW}, /* tests only */
 		{0}};
 	struct record_opts o = {
@@ -297,6 +302,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'v':
 			o.verbose = true;
+			break;
+		case OPT_COST:
+			o.cost = true;
 			break;
 		case OPT_NET:
 			if (optarg && strcmp(optarg, "all"))

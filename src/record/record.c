@@ -24,11 +24,13 @@
 
 #include "proc/maps.h"
 #include "proc/task.h"
+#include "record/cost.h"
 #include "record/procinfo.h"
 #include "record/procs.h"
 #include "record/record.h"
 #include "record/ustack.h"
 #include "record.skel.h"
+#include "record_compat.skel.h"
 #include "snapshot/snapshot.h"
 #include "stacks/stacks.h"
 #include "symbol/symbolizer.h"
@@ -67,6 +69,7 @@ void record__stop(void)
 
 struct recorder {
 	const struct record_opts *o;
+	struct record_cost cost;
 	struct record_bpf *skel;
 	struct ring_buffer *rb;
 	struct trace_writer *w;
@@ -885,13 +888,55 @@ static void loop(struct recorder *r, uint64_t *lost)
 		fprintf(stderr, "\r\033[K");
 }
 
+/* Whether the kernel has bpf_rdonly_cast (Linux 6.2): the recorder's kernel stack checks
+ * load words in place with it; before, they read them with bpf_probe_read_kernel (the
+ * programs built as record_compat.bpf.o). SRVSCOPE_BPF_COMPAT=1 takes those anywhere
+ * (for tests). */
+static bool kernel_has_rdonly_cast(void)
+{
+	const char *force = getenv("SRVSCOPE_BPF_COMPAT");
+	struct utsname u;
+	int major, minor;
+
+	if (force && !strcmp(force, "1"))
+		return false;
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return true;
+	return major > 6 || (major == 6 && minor >= 2);
+}
+
+/* record_bpf__open, with the programs suited to this kernel: both objects are built from
+ * one source, with the same maps, programs and data, so one skeleton serves for both. */
+static struct record_bpf *open_skel(void)
+{
+	struct record_bpf *obj;
+	int err;
+
+	if (kernel_has_rdonly_cast())
+		return record_bpf__open();
+	obj = calloc(1, sizeof(*obj));
+	if (!obj)
+		return NULL;
+	err = record_bpf__create_skeleton(obj);
+	if (!err) {
+		obj->skeleton->data = (void *)record_compat_bpf__elf_bytes(&obj->skeleton->data_sz);
+		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+	}
+	if (err) {
+		record_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
+}
+
 static int load(struct recorder *r)
 {
 	const struct record_opts *o = r->o;
 	int err;
 
 	libbpf_set_print(o->verbose ? libbpf_print : libbpf_silent);
-	r->skel = record_bpf__open();
+	r->skel = open_skel();
 	if (!r->skel)
 		return error("cannot open the BPF programs: %s", strerror(errno));
 	r->skel->rodata->filter_all = o->all;
@@ -1033,6 +1078,8 @@ int record__run(const struct record_opts *o, int *cmd_status)
 		error("cannot attach to the scheduler tracepoints: %s", strerror(-err));
 		goto out_close;
 	}
+	if (o->cost)
+		record_cost__start(&r.cost, r.skel->obj);
 	__atomic_store_n(&r.skel->bss->stopping, false, __ATOMIC_SEQ_CST);
 	if (o->on_cpu_hz && open_samplers(&r)) {
 		err = -ENODEV;
@@ -1071,6 +1118,8 @@ int record__run(const struct record_opts *o, int *cmd_status)
 
 	/* Stop the sources, then take what they left in the ring. */
 	end_ns = stop_sources(&r);
+	if (o->cost)
+		record_cost__report(&r.cost, bpf_map__fd(r.skel->maps.cache_stats), r.nr_cpus);
 	r.now = 0;
 	r.deadline = 0;
 	ring_buffer__consume(r.rb);

@@ -35,6 +35,7 @@ struct record_opts {
 	double stack_refresh_ms; /* reuse stacks taken at the same place for this long */
 	int progress;		 /* -1: on a terminal only, 0: never, 1: always */
 	bool verbose;		 /* libbpf's messages */
+	bool cost;		 /* --cost: print what the recording cost */
 	const char *cmdline;	 /* what was run, saved in the file */
 	bool net;		 /* --net: TCP segments of this network namespace's devices */
 	bool net_loopback;	 /* --net=all: the loopback device's too */

@@ -39,6 +39,19 @@ out=$("$SRVSCOPE" sched "$TMP/all.trace")
 like "$out" "pong:[0-9]+ " "a system-wide trace has the fixture"
 check "and many other tasks" [ "$(printf '%s\n' "$out" | grep -c ':[0-9]* *|')" -gt 5 ]
 
+# --cost: each program's runs and time, from the kernel's statistics (on for the recording
+# only), and the recorder's own CPU time.
+stats_before=$(sysctl -n kernel.bpf_stats_enabled)
+"$SRVSCOPE" record --cost -o "$TMP/cost.trace" -- "$FIXTURES/rec_pingpong" 2000 >/dev/null 2>"$TMP/cost.err"
+ok $? "record --cost"
+cost=$(cat "$TMP/cost.err")
+check "--cost: sched_switch ran, and took time" \
+	awk '$1 == "sched_switch" && $2 > 0 && $3 > 0 { f = 1 } END { exit !f }' "$TMP/cost.err"
+like "$cost" "all BPF programs +[0-9.]+" "--cost: the programs' total"
+like "$cost" "recorder process +[0-9.]+ \(user [0-9.]+, system [0-9.]+\)" "--cost: the recorder's CPU"
+like "$cost" "kernel stacks walked +[1-9][0-9]*/s" "--cost: what the stack caches did"
+is "$(sysctl -n kernel.bpf_stats_enabled)" "$stats_before" "--cost leaves the kernel's statistics setting as it was"
+
 # Errors: one line naming the cause and the remedy, exit status not 0.
 err=$("$SRVSCOPE" record -p 4000000 -o "$TMP/x" 2>&1); rc=$?
 check "record -p of a missing pid fails" [ $rc -ne 0 ]

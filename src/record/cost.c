@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "record/cost.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int prog_stats(int fd, uint64_t *cnt, uint64_t *ns)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -1;
+	*cnt = info.run_cnt;
+	*ns = info.run_time_ns;
+	return 0;
+}
+
+void record_cost__start(struct record_cost *c, struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+
+	memset(c, 0, sizeof(*c));
+	/* Held by this fd: the statistics (a few ns per run) end with the recording, and
+	 * kernel.bpf_stats_enabled is left as it was. */
+	c->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	bpf_object__for_each_program(prog, obj)
+	{
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || c->nr == COST_PROGS)
+			continue;
+		c->p[c->nr].fd = fd;
+		c->p[c->nr].name = bpf_program__name(prog);
+		if (!prog_stats(fd, &c->p[c->nr].cnt, &c->p[c->nr].ns))
+			c->nr++;
+	}
+	c->start_ns = mono_ns();
+	getrusage(RUSAGE_SELF, &c->start_ru);
+}
+
+static double tv_ms(const struct timeval *a, const struct timeval *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1e3 + (b->tv_usec - a->tv_usec) / 1e3;
+}
+
+/* The stack caches' counters, as record.bpf.c's CS_* counts them. */
+static void report_caches(int fd, int nr_cpus, double secs)
+{
+	static const char *const names[] = {
+		"kernel stacks checked", "kernel stacks reused", "kernel stacks walked",
+		"kernel words scanned",	 "user stacks reused",	 "user stacks taken",
+	};
+	uint64_t *v = calloc(nr_cpus, sizeof(*v));
+	uint32_t i;
+	int cpu;
+
+	if (!v)
+		return;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		uint64_t sum = 0;
+
+		if (bpf_map_lookup_elem(fd, &i, v))
+			break;
+		for (cpu = 0; cpu < nr_cpus; cpu++)
+			sum += v[cpu];
+		fprintf(stderr, "  %-26s %12.0f/s\n", names[i], sum / secs);
+	}
+	free(v);
+}
+
+void record_cost__report(struct record_cost *c, int cache_fd, int nr_cpus)
+{
+	double secs = (mono_ns() - c->start_ns) / 1e9, total = 0;
+	struct rusage ru;
+	int i;
+
+	getrusage(RUSAGE_SELF, &ru);
+	if (secs <= 0)
+		secs = 1e-9;
+	if (c->stats_fd < 0)
+		fprintf(stderr, "srvscope: --cost: the kernel's BPF run-time statistics could "
+				"not be enabled: BPF programs not measured\n");
+	else
+		fprintf(stderr,
+			"srvscope: cost per second of recording (%.1f s):\n"
+			"  %-20s %12s %9s %10s\n",
+			secs, "BPF program", "runs/s", "ns/run", "CPU ms/s");
+	for (i = 0; i < c->nr && c->stats_fd >= 0; i++) {
+		uint64_t cnt, ns;
+
+		if (prog_stats(c->p[i].fd, &cnt, &ns) || cnt == c->p[i].cnt)
+			continue;
+		cnt -= c->p[i].cnt;
+		ns -= c->p[i].ns;
+		total += ns;
+		fprintf(stderr, "  %-20s %12.0f %9.0f %10.2f\n", c->p[i].name, cnt / secs,
+			(double)ns / cnt, ns / 1e6 / secs);
+	}
+	if (c->stats_fd >= 0)
+		fprintf(stderr, "  %-20s %12s %9s %10.2f\n", "all BPF programs", "", "",
+			total / 1e6 / secs);
+	fprintf(stderr, "  %-20s %12s %9s %10.2f (user %.2f, system %.2f)\n", "recorder process",
+		"", "",
+		(tv_ms(&c->start_ru.ru_utime, &ru.ru_utime) +
+		 tv_ms(&c->start_ru.ru_stime, &ru.ru_stime)) /
+			secs,
+		tv_ms(&c->start_ru.ru_utime, &ru.ru_utime) / secs,
+		tv_ms(&c->start_ru.ru_stime, &ru.ru_stime) / secs);
+	report_caches(cache_fd, nr_cpus, secs);
+	if (c->stats_fd >= 0)
+		close(c->stats_fd);
+	c->stats_fd = -1;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What a recording costs: the CPU time of each BPF program (the kernel's run-time
+ * statistics, enabled for the recording's span) and the recorder's own. */
+#ifndef SRVSCOPE_RECORD_COST_H
+#define SRVSCOPE_RECORD_COST_H
+
+#include <stdint.h>
+#include <sys/resource.h>
+
+struct bpf_object;
+
+#define COST_PROGS 64
+
+struct record_cost {
+	int stats_fd; /* holds the kernel's statistics on; -1 when they could not be */
+	uint64_t start_ns;
+	struct rusage start_ru;
+	int nr;
+	struct {
+		int fd;
+		const char *name;
+		uint64_t cnt, ns; /* at the start */
+	} p[COST_PROGS];
+};
+
+/* Turns the statistics on and notes where every program of obj stands. */
+void record_cost__start(struct record_cost *c, struct bpf_object *obj);
+/* Prints, on stderr, each program's runs and time since the start, the recorder's CPU
+ * time, per second of recording, and what the stack caches did (the BPF side's per-CPU
+ * counters, map cache_fd, in the order of record.bpf.c's CS_*); then turns the statistics
+ * off. */
+void record_cost__report(struct record_cost *c, int cache_fd, int nr_cpus);
+
+#endif
