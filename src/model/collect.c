@@ -65,9 +65,10 @@ static void *drive(void *arg)
 	return NULL;
 }
 
-/* SRVSCOPE_MODEL_RECORD="syscalls=0,args=0,stacks=0,hz=N,refresh=MS,fp,dump=BYTES": what the
- * recorder is asked for, item by item, for bench/model.sh to measure what each costs the server (a
- * model recorded without some of it lacks what that item gives: docs/model.md). */
+/* SRVSCOPE_MODEL_RECORD (comma-separated syscalls=0, args=0, stacks=0, hz=N, refresh=MS, fp,
+ * dump=BYTES, cost): what the recorder is asked for, item by item, for bench/model.sh to
+ * measure what each costs the server (a model recorded without some of it lacks what that
+ * item gives: docs/model.md). */
 static void record_overrides(struct record_opts *o)
 {
 	const char *env = getenv("SRVSCOPE_MODEL_RECORD");
@@ -89,11 +90,13 @@ static void record_overrides(struct record_opts *o)
 			o->on_cpu_hz = (unsigned)strtoul(tok + 3, NULL, 10);
 		else if (!strncmp(tok, "refresh=", 8))
 			o->stack_refresh_ms = strtod(tok + 8, NULL);
+		else if (!strcmp(tok, "cost"))
+			o->cost = true; /* record --cost's table, on stderr after each run */
 		else if (!strncmp(tok, "dump=", 5) && o->ustack_dump_bytes)
 			o->ustack_dump_bytes = (unsigned)strtoul(tok + 5, NULL, 10);
 		else
 			warning("SRVSCOPE_MODEL_RECORD: '%s' is not known (syscalls=0, args=0, "
-				"stacks=0, hz=N, refresh=MS, fp, dump=BYTES)",
+				"stacks=0, hz=N, refresh=MS, fp, dump=BYTES, cost)",
 				tok);
 	}
 }
