@@ -53,6 +53,11 @@ static const char usage_text[] =
 	"  -o, --output FILE      write the model as JSON (docs/model-json.md): a new file,\n"
 	"                         mode 0600; an existing one is never replaced\n"
 	"\n"
+	"The fds the server has open as each run starts are read from /proc (sockets and\n"
+	"their ports, listeners' SO_REUSEPORT through a pidfd_getfd copy, epoll instances,\n"
+	"file paths). SRVSCOPE_MODEL_RECORD (docs/model.md) leaves recorded items out, for\n"
+	"bench/model.sh --parts to measure what each costs.\n"
+	"\n"
 	"A short summary goes to stdout, progress to stderr. Ctrl-C ends the run under way\n"
 	"and the model (the runs done are described). Exit status 0, 1 when a run failed\n"
 	"(the runs done before it are kept and described), 2 for a usage error.\n";
@@ -155,8 +160,9 @@ static bool alive(pid_t pid)
 	return !(kill(pid, 0) && errno == ESRCH);
 }
 
+/* fds: the run's fd snapshot (moved into the run), or NULL. */
 static int add_trace_run(struct model *m, const struct trace ***traces, struct trace *t,
-			 const char *path, uint32_t pid)
+			 const char *path, uint32_t pid, struct model_fds *fds)
 {
 	struct model_run *run;
 	int err;
@@ -167,6 +173,10 @@ static int add_trace_run(struct model *m, const struct trace ***traces, struct t
 	memset(run, 0, sizeof(*run));
 	run->index = (unsigned)m->nr_runs;
 	run->trace_path = path;
+	if (fds) {
+		run->fds = *fds;
+		memset(fds, 0, sizeof(*fds));
+	}
 	err = model__analyze(t, pid, run);
 	if (err) {
 		model_run__free(run);
@@ -232,7 +242,7 @@ static int model_traces(char **files, int n, const char *output)
 			warning("'%s' was recorded without --syscalls: accepts and connection I/O "
 				"cannot be seen",
 				files[i]);
-		if (add_trace_run(&m, &traces, t, files[i], 0)) {
+		if (add_trace_run(&m, &traces, t, files[i], 0, NULL)) {
 			trace__close(t);
 			ret = 1;
 			break;
@@ -414,7 +424,8 @@ int cmd_model(int argc, char **argv)
 						      : "http";
 
 	for (r = 0; r < nr_runs; r++) {
-		struct collect_opts co = {.pid = (pid_t)pid, .dwarf = dwarf};
+		struct model_fds fds = {0};
+		struct collect_opts co = {.pid = (pid_t)pid, .dwarf = dwarf, .fds = &fds};
 		struct load_result res;
 		char path[PATH_MAX + 32], cmd[8192];
 		struct model_run *run;
@@ -447,10 +458,12 @@ int cmd_model(int argc, char **argv)
 			r + 1, nr_runs, co.spec.conns, co.spec.rate, co.spec.duration_s);
 		err = model__collect(&co, &res, &lerr);
 		if (err) {
+			model_fds__free(&fds);
 			ret = 1;
 			break;
 		}
 		if (!alive((pid_t)pid)) {
+			model_fds__free(&fds);
 			error("the server (pid %ld) exited during run %zu: the model describes the "
 			      "runs before it",
 			      pid, r + 1);
@@ -458,6 +471,7 @@ int cmd_model(int argc, char **argv)
 			break;
 		}
 		if (lerr) {
+			model_fds__free(&fds);
 			if (load_cmd)
 				error("run %zu: the load command failed (%s %d): the model "
 				      "describes "
@@ -474,10 +488,12 @@ int cmd_model(int argc, char **argv)
 			load__print_result(&res, stderr);
 		t = trace__open_report(path);
 		if (!t) {
+			model_fds__free(&fds);
 			ret = 1;
 			break;
 		}
-		if (add_trace_run(&m, &traces, t, keep ? xstrdup(path) : NULL, (uint32_t)pid)) {
+		if (add_trace_run(&m, &traces, t, keep ? xstrdup(path) : NULL, (uint32_t)pid,
+				  &fds)) {
 			trace__close(t);
 			ret = 1;
 			break;

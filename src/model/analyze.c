@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 
 #include "analysis/blocking.h"
+#include "model/files.h"
 #include "model/model.h"
 #include "trace/syscalls.h"
 #include "trace/trace.h"
@@ -131,6 +132,11 @@ static enum wait_kind wait_of(int nr)
 	}
 }
 
+enum wait_kind model__wait_kind(int nr)
+{
+	return wait_of(nr);
+}
+
 static uint64_t fdkey(uint32_t pid, int64_t fd)
 {
 	return (uint64_t)pid << 32 | (uint32_t)fd;
@@ -153,6 +159,12 @@ struct walk {
 	struct model_cycle *seqs; /* profile pass: per connection, its cycle under way */
 	bool profile;
 	uint32_t open_conns;
+	struct u64map epid;	      /* (pid, fd) -> its epoll instance's identity */
+	uint64_t next_epoll;	      /* epoll instances created in the trace */
+	struct u64map lsock;	      /* (pid, fd) -> a listener's identity: its socket inode */
+	struct u64map born;	      /* (pid, fd) -> when the syscall that gave it out returned */
+	struct u64map born_tid;	      /* (pid, fd) -> the thread that made that syscall */
+	struct model_file_walk files; /* profile pass: the network threads' file use */
 };
 
 static struct model_thread *thread_of(struct model_run *run, uint32_t tid, uint32_t pid)
@@ -200,6 +212,51 @@ static enum fd_kind kind_at(struct walk *w, uint32_t pid, int64_t fd)
 	return (enum fd_kind)v;
 }
 
+/* The epoll instance behind (pid, fd): the one the snapshot or an epoll_create named, else
+ * one of its own for this fd of this process (its threads share the fd table). */
+static uint64_t epoll_of(struct walk *w, uint32_t pid, int64_t fd)
+{
+	uint64_t v;
+
+	if (fd < 0 || fd > 0x7fffffff)
+		return 0;
+	if (u64map__get(&w->epid, fdkey(pid, fd), &v) && v)
+		return v;
+	v = 1ull << 63 | fdkey(pid, fd);
+	u64map__put(&w->epid, fdkey(pid, fd), v);
+	return v;
+}
+
+/* A listening socket's identity: its inode when the snapshot knows it, else its fd number
+ * (the processes a server forks inherit their listeners under the same numbers). */
+static uint64_t listener_of(struct walk *w, uint32_t pid, int64_t fd)
+{
+	uint64_t v;
+
+	if (u64map__get(&w->lsock, fdkey(pid, fd), &v) && v)
+		return v;
+	return 1ull << 62 | (uint32_t)fd;
+}
+
+/* The fds open as the run started: their kinds, listeners and epoll instances. */
+static void seed_fds(struct walk *w)
+{
+	const struct model_fds *f = &w->run->fds;
+	size_t i;
+
+	for (i = 0; i < f->nr; i++) {
+		const struct model_fd *e = &f->fd[i];
+		uint64_t key = fdkey(e->pid, e->fd);
+
+		if (e->kind != FDK_OTHER)
+			u64map__put(&w->kinds, key, e->kind);
+		if (e->epoll)
+			u64map__put(&w->epid, key, e->epoll);
+		if (e->listening && e->inode)
+			u64map__put(&w->lsock, key, e->inode);
+	}
+}
+
 static enum fd_kind socket_kind(uint64_t family, uint64_t type)
 {
 	type &= 0xf; /* SOCK_NONBLOCK and SOCK_CLOEXEC set higher bits */
@@ -236,6 +293,10 @@ static void fd_closed(struct walk *w, uint32_t pid, int64_t fd, uint64_t ts)
 		return;
 	u64map__put(&w->fds, fdkey(pid, fd), 0);
 	u64map__put(&w->kinds, fdkey(pid, fd), FDK_OTHER);
+	u64map__put(&w->epid, fdkey(pid, fd), 0);
+	u64map__put(&w->lsock, fdkey(pid, fd), 0);
+	if (w->profile)
+		files__close(&w->files, w->run, pid, (int32_t)fd);
 	if (!c)
 		return;
 	held = u64map__slot(&w->holders, (uint64_t)(c - w->run->conn), NULL);
@@ -291,6 +352,8 @@ static void forked(struct walk *w, uint32_t child, uint32_t parent)
 	copy_entries(&w->lsn, child, parent);
 	copy_entries(&w->kinds, child, parent);
 	copy_entries(&w->ever, child, parent);
+	copy_entries(&w->epid, child, parent);
+	copy_entries(&w->lsock, child, parent);
 }
 
 static unsigned bucket(uint64_t bytes)
@@ -565,6 +628,93 @@ static void track_seq(struct walk *w, struct model_thread *th, const struct rec 
 		append_step(w, th, th->open_seq[0], &st);
 }
 
+/* Syscalls that act on a file through an fd, their first argument (sendfile: its source,
+ * the second; newfstatat and statx: a directory, or the file itself with an empty path). */
+static bool file_syscall(int nr)
+{
+	switch (nr) {
+	case NR_READ:
+	case NR_WRITE:
+	case NR_CLOSE:
+	case 5:	 /* fstat */
+	case 8:	 /* lseek */
+	case 16: /* ioctl */
+	case NR_PREAD:
+	case NR_PWRITE:
+	case NR_READV:
+	case NR_WRITEV:
+	case NR_SENDFILE:
+	case NR_FCNTL:
+	case 73:  /* flock */
+	case 74:  /* fsync */
+	case 75:  /* fdatasync */
+	case 77:  /* ftruncate */
+	case 217: /* getdents64 */
+	case 221: /* fadvise64 */
+	case 262: /* newfstatat */
+	case 285: /* fallocate */
+	case NR_PREADV:
+	case NR_PWRITEV:
+	case 327: /* preadv2 */
+	case 328: /* pwritev2 */
+	case 332: /* statx */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Profile pass: a network thread's syscall on a file. */
+static void file_call(struct walk *w, const struct rec *e, const struct rec *a, int nr,
+		      enum fd_kind kind)
+{
+	int64_t fd = (int64_t)e->sc.args[0];
+	struct model_file_call c = {.nr = nr, .ret = e->sc.ret, .ts = e->h.ts};
+
+	if (nr == NR_SENDFILE) {
+		fd = (int64_t)e->sc.args[1];
+		kind = kind_at(w, e->h.pid, fd);
+	}
+	if (kind != FDK_FILE || !file_syscall(nr) || fd < 0 || fd > 0x7fffffff)
+		return;
+	c.read = is_read(nr) || nr == NR_PREAD || nr == NR_PREADV || nr == 327 || nr == NR_SENDFILE;
+	c.write = (is_write(nr) && nr != NR_SENDFILE) || nr == NR_PWRITE || nr == NR_PWRITEV ||
+		  nr == 328;
+	c.positional = nr == NR_PREAD || nr == NR_PWRITE || nr == NR_PREADV || nr == NR_PWRITEV ||
+		       nr == 327 || nr == 328;
+	if (a && (nr == NR_PREAD || nr == NR_PWRITE)) {
+		c.off = a->sa.arg3;
+		c.off_known = true;
+	}
+	files__call(&w->files, w->run, e->h.pid, (int32_t)fd, &c);
+}
+
+/* Syscalls that return a new fd. */
+static bool creates_fd(int nr)
+{
+	switch (nr) {
+	case NR_ACCEPT:
+	case NR_ACCEPT4:
+	case NR_SOCKET:
+	case NR_OPEN:
+	case NR_OPENAT:
+	case NR_OPENAT2:
+	case NR_EPOLL_CREATE:
+	case NR_EPOLL_CREATE1:
+	case NR_EVENTFD:
+	case NR_EVENTFD2:
+	case NR_TIMERFD_CREATE:
+	case NR_SIGNALFD:
+	case NR_SIGNALFD4:
+	case NR_DUP:
+	case NR_DUP2:
+	case NR_DUP3:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static void syscall_event(struct walk *w, const struct rec *e)
 {
 	struct model_run *run = w->run;
@@ -574,24 +724,38 @@ static void syscall_event(struct walk *w, const struct rec *e)
 	struct model_conn *c;
 	enum fd_kind kind = kind_at(w, e->h.pid, fd);
 	const struct rec *a = args_of(w, e);
+	uint64_t v;
 
-	if (!w->profile)
+	if (!w->profile) {
 		th->syscalls++;
-	else if (th->network) {
+		if (wait_of(nr) == WK_EPOLL)
+			(*u64map__slot(&th->epolls, epoll_of(w, e->h.pid, fd), NULL))++;
+	} else if (th->network) {
 		profile_call(w, e, nr, kind);
 		if (a && nr >= 0 && nr < MODEL_MAX_SYSCALL)
 			profile_args(&run->sc[nr], nr, a);
 		track_seq(w, th, e, a, kind);
+		file_call(w, e, a, nr, kind);
+	} else {
+		(*u64map__slot(&th->sc_n, (uint64_t)nr, NULL))++;
+		if ((is_read(nr) || is_write(nr) || nr == NR_PREAD || nr == NR_PWRITE) && ret > 0)
+			*u64map__slot(&th->sc_bytes, (uint64_t)nr, NULL) += (uint64_t)ret;
 	}
 	if (a && nr == NR_EPOLL_CTL && a->sa.nr_vals && (a->sa.vals[0] & (1u << 28)) &&
 	    u64map__get(&w->lsn, fdkey(e->h.pid, e->sc.args[2]), NULL))
 		run->epoll_exclusive = true; /* EPOLLEXCLUSIVE on a listener */
 
+	if (ret >= 0 && ret <= 0x7fffffff && creates_fd(nr)) {
+		u64map__put(&w->born, fdkey(e->h.pid, ret), e->h.ts);
+		u64map__put(&w->born_tid, fdkey(e->h.pid, ret), e->h.tid);
+	}
 	switch (nr) {
 	case NR_ACCEPT:
 	case NR_ACCEPT4:
-		if (!w->profile)
+		if (!w->profile) {
 			u64map__put(&w->lsn, fdkey(e->h.pid, fd), 1);
+			th->listener = listener_of(w, e->h.pid, fd);
+		}
 		if (ret < 0)
 			break;
 		if (!w->profile) {
@@ -616,7 +780,12 @@ static void syscall_event(struct walk *w, const struct rec *e)
 		u64map__put(&w->ever, fdkey(e->h.pid, ret), 1);
 		break;
 	case NR_CLOSE:
-		if (ret == 0)
+		/* Records come at a syscall's exit: a close that entered before the fd's
+		 * number was given out again by another thread (an accept that returned it
+		 * while the close was still returning) closed the one before. */
+		if (ret == 0 &&
+		    !(u64map__get(&w->born, fdkey(e->h.pid, fd), &v) && v > e->sc.enter_ts &&
+		      u64map__get(&w->born_tid, fdkey(e->h.pid, fd), &v) && v != e->h.tid))
 			fd_closed(w, e->h.pid, fd, e->h.ts);
 		break;
 	case NR_SOCKET:
@@ -627,13 +796,20 @@ static void syscall_event(struct walk *w, const struct rec *e)
 	case NR_OPEN:
 	case NR_OPENAT:
 	case NR_OPENAT2:
-		if (ret >= 0)
-			u64map__put(&w->kinds, fdkey(e->h.pid, ret), FDK_FILE);
+		if (ret < 0)
+			break;
+		u64map__put(&w->kinds, fdkey(e->h.pid, ret), FDK_FILE);
+		if (w->profile && th->network)
+			files__open(&w->files, run, e->h.pid, (int32_t)ret, nr,
+				    (nr == NR_OPEN ? e->sc.args[1] : e->sc.args[2]) & O_APPEND &&
+					    nr != NR_OPENAT2);
 		break;
 	case NR_EPOLL_CREATE:
 	case NR_EPOLL_CREATE1:
-		if (ret >= 0)
+		if (ret >= 0) {
 			u64map__put(&w->kinds, fdkey(e->h.pid, ret), FDK_EPOLL);
+			u64map__put(&w->epid, fdkey(e->h.pid, ret), 1ull << 61 | ++w->next_epoll);
+		}
 		break;
 	case NR_EVENTFD:
 	case NR_EVENTFD2:
@@ -716,6 +892,7 @@ static void walk_events(const struct trace *t, struct walk *w)
 {
 	size_t i;
 
+	seed_fds(w);
 	for (i = 0; i < t->nr_ev; i++) {
 		const struct rec *e = t->ev[i];
 
@@ -760,12 +937,82 @@ static void add_stack(struct model_thread *th, uint64_t ustack, uint64_t kstack,
 	th->stacks[*slot - 1].ns += ns;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The period of a thread that wakes on a clock: the median interval between the ends of
+ * its waits of its commonest kind, when the middle half of the intervals lies within half
+ * and twice that (a thread woken by requests, or by a backing-off timer, has none). */
+static uint64_t period_of(uint64_t *ends, size_t n)
+{
+	uint64_t m, *iv;
+	size_t i;
+
+	if (n < 4)
+		return 0;
+	qsort(ends, n, sizeof(*ends), cmp_u64);
+	iv = xcalloc(n - 1, sizeof(*iv));
+	for (i = 1; i < n; i++)
+		iv[i - 1] = ends[i] - ends[i - 1];
+	n--;
+	qsort(iv, n, sizeof(*iv), cmp_u64);
+	m = iv[n / 2];
+	if (!m || iv[n / 4] * 2 < m || iv[n * 3 / 4] > 2 * m)
+		m = 0;
+	free(iv);
+	return m;
+}
+
+/* Each thread's wake-ups (its waits of its commonest kind, finished in the run) and their
+ * period; wks: each episode's wait kind. */
+static void periods(struct model_run *run, const struct block_report *rep, const uint8_t *wks)
+{
+	uint64_t **ends = xcalloc(run->nr_thr ? run->nr_thr : 1, sizeof(*ends));
+	size_t *n = xcalloc(run->nr_thr ? run->nr_thr : 1, sizeof(*n)), i;
+	uint8_t *main = xcalloc(run->nr_thr ? run->nr_thr : 1, 1);
+
+	for (i = 0; i < run->nr_thr; i++) {
+		const struct model_thread *th = &run->thr[i];
+		int k, best = WK_KINDS;
+
+		for (k = 0; k < WK_KINDS; k++)
+			if (th->wait_ns[k] &&
+			    (best == WK_KINDS || th->wait_ns[k] > th->wait_ns[best]))
+				best = k;
+		main[i] = (uint8_t)best;
+		if (best < WK_KINDS)
+			ends[i] = xcalloc(th->waits[best] + 1, sizeof(**ends));
+	}
+	for (i = 0; i < rep->nr; i++) {
+		const struct block_episode *ep = &rep->eps[i];
+		struct model_thread *th = ep->tid ? find_thread(run, ep->tid) : NULL;
+		size_t t = th ? (size_t)(th - run->thr) : 0;
+
+		if (!th || ep->unfinished || wks[i] != main[t] || n[t] > th->waits[main[t]])
+			continue;
+		ends[t][n[t]++] = ep->end_ns;
+	}
+	for (i = 0; i < run->nr_thr; i++) {
+		run->thr[i].wakes = n[i];
+		run->thr[i].period_ns = period_of(ends[i], n[i]);
+		free(ends[i]);
+	}
+	free(ends);
+	free(n);
+	free(main);
+}
+
 /* Threads' names, CPU time (the kernel's runtime counter at each switch), on-CPU samples
  * (each weighing its thread's CPU time over its samples) and off-CPU episodes. */
 static void times_and_stacks(const struct trace *t, struct model_run *run, struct walk *w)
 {
 	struct u64map first_rt = {0}, last_rt = {0}, nsamples = {0};
 	struct block_report rep = {0};
+	uint8_t *wks;
 	uint64_t k, v;
 	size_t i;
 
@@ -804,6 +1051,7 @@ static void times_and_stacks(const struct trace *t, struct model_run *run, struc
 		add_stack(th, e->sample.ustack, e->sample.kstack, n ? th->on_ns / n : 0, true);
 	}
 	blocking__analyze_unsorted(t, NULL, &rep);
+	wks = xcalloc(rep.nr ? rep.nr : 1, 1);
 	for (i = 0; i < rep.nr; i++) {
 		const struct block_episode *ep = &rep.eps[i];
 		struct model_thread *th;
@@ -824,8 +1072,11 @@ static void times_and_stacks(const struct trace *t, struct model_run *run, struc
 		th->off_ns += ns;
 		th->wait_ns[wk] += ns;
 		th->waits[wk]++;
+		wks[i] = (uint8_t)wk;
 		add_stack(th, ep->ustack, ep->kstack, ns, false);
 	}
+	periods(run, &rep, wks);
+	free(wks);
 	block_report__free(&rep);
 	for (i = 0; i < run->nr_thr; i++) {
 		const struct trace_thread *tt = trace__thread(t, run->thr[i].tid);
@@ -849,6 +1100,11 @@ static void walk_free(struct walk *w)
 	u64map__free(&w->holders);
 	u64map__free(&w->pending);
 	u64map__free(&w->phase);
+	u64map__free(&w->epid);
+	u64map__free(&w->lsock);
+	u64map__free(&w->born);
+	u64map__free(&w->born_tid);
+	files__walk_free(&w->files);
 	free(w->seqs);
 }
 
@@ -869,12 +1125,74 @@ static uint32_t first_target(const struct trace *t)
 	return t->nr_ev ? t->ev[0]->h.pid : 0;
 }
 
-int model__analyze(const struct trace *t, uint32_t main_pid, struct model_run *run)
+/* The listening sockets accepted on (by socket when the snapshot names them, else by fd
+ * number: processes forked share them), how many share one port, and their SO_REUSEPORT. */
+static void listeners(struct walk *w)
 {
-	struct walk w = {.run = run, .t = t};
+	struct model_run *run = w->run;
+	struct u64map ids = {0}, per_port = {0};
+	bool any_set = false, all_known = true;
 	uint64_t k, v;
 	size_t i;
 
+	for (i = 0; u64map__next(&w->lsn, &i, &k, &v);) {
+		const struct model_fd *e =
+			model_fds__find(&run->fds, (uint32_t)(k >> 32), (int32_t)k);
+		uint64_t id = listener_of(w, (uint32_t)(k >> 32), (int32_t)k);
+		bool created;
+
+		if (!v)
+			continue;
+		u64map__slot(&ids, id, &created);
+		if (!created)
+			continue;
+		if (!e || !e->listening) {
+			all_known = false;
+			continue;
+		}
+		any_set |= e->reuseport == 1;
+		all_known &= e->reuseport >= 0;
+		if (++*u64map__slot(&per_port, e->port, NULL) > run->port_sockets)
+			run->port_sockets = (uint32_t)*u64map__slot(&per_port, e->port, NULL);
+	}
+	run->listeners = (uint32_t)ids.nr;
+	/* Two listeners on one port: the kernel allows it with SO_REUSEPORT alone. */
+	run->reuseport = any_set || run->port_sockets > 1 ? 1 : all_known && ids.nr ? 0 : -1;
+	u64map__free(&ids);
+	u64map__free(&per_port);
+}
+
+/* Each thread's epoll instance (where it waits most), and the most network threads that
+ * wait in one. */
+static void shared_epoll(struct model_run *run)
+{
+	struct u64map n = {0};
+	uint64_t k, v;
+	size_t i, j;
+
+	for (i = 0; i < run->nr_thr; i++) {
+		struct model_thread *th = &run->thr[i];
+
+		for (j = 0; u64map__next(&th->epolls, &j, &k, &v);)
+			if (v > th->epoll_waits) {
+				th->epoll_waits = v;
+				th->epoll_id = k;
+			}
+		u64map__free(&th->epolls);
+		if (th->network && th->epoll_id &&
+		    ++*u64map__slot(&n, th->epoll_id, NULL) > run->shared_epoll)
+			run->shared_epoll = (uint32_t)*u64map__slot(&n, th->epoll_id, NULL);
+	}
+	u64map__free(&n);
+}
+
+int model__analyze(const struct trace *t, uint32_t main_pid, struct model_run *run)
+{
+	struct walk w = {.run = run, .t = t};
+	size_t i;
+
+	if (!run->fds.nr && !run->fds.live)
+		model_fds__from_trace(t, &run->fds);
 	run->main_pid = main_pid ? main_pid : first_target(t);
 	run->start_ns = t->first_ns;
 	run->end_ns = t->end_ns;
@@ -898,22 +1216,15 @@ int model__analyze(const struct trace *t, uint32_t main_pid, struct model_run *r
 		run->thr[i].network = run->thr[i].conn_io > 0;
 		run->thr[i].acceptor = run->thr[i].accepts > 0;
 	}
-	/* Listeners counted by fd number: processes forked share them. */
-	{
-		struct u64map nums = {0};
-
-		for (i = 0; u64map__next(&w.lsn, &i, &k, &v);)
-			if (v)
-				u64map__put(&nums, (uint32_t)k, 1);
-		run->listeners = (uint32_t)nums.nr;
-		u64map__free(&nums);
-	}
+	listeners(&w);
+	shared_epoll(run);
 	times_and_stacks(t, run, &w);
 	/* Second pass: the network threads' syscalls. */
 	walk_free(&w);
 	w = (struct walk){.run = run, .t = t, .profile = true};
 	w.seqs = xcalloc(run->nr_conn ? run->nr_conn : 1, sizeof(*w.seqs));
 	walk_events(t, &w);
+	files__end(&w.files, run);
 	walk_free(&w);
 	for (i = 0; i < run->nr_thr; i++)
 		if (run->thr[i].network)
@@ -931,7 +1242,15 @@ void model_run__free(struct model_run *run)
 	for (i = 0; i < run->nr_thr; i++) {
 		free(run->thr[i].stacks);
 		u64map__free(&run->thr[i].stack_idx);
+		u64map__free(&run->thr[i].epolls);
+		u64map__free(&run->thr[i].sc_n);
+		u64map__free(&run->thr[i].sc_bytes);
 	}
+	for (i = 0; i < run->nr_files; i++)
+		free(run->files[i].path);
+	free(run->files);
+	u64map__free(&run->file_idx);
+	model_fds__free(&run->fds);
 	free(run->thr);
 	u64map__free(&run->thr_idx);
 	free(run->conn);

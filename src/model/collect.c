@@ -46,6 +46,10 @@ static void *drive(void *arg)
 	pthread_mutex_unlock(&d->lock);
 	if (d->done) /* the recording failed before it started */
 		return NULL;
+	/* The fds opened before: taken once events flow, so none opened or closed in
+	 * between is missed (the trace's own records win over the snapshot). */
+	if (co->fds)
+		model_fds__snapshot(co->pid, co->fds);
 	if (co->command) {
 		int st = load__run_command(co->command, co->spec.duration_s, 5.0);
 
@@ -59,6 +63,42 @@ static void *drive(void *arg)
 	}
 	d->stop_record = 1;
 	return NULL;
+}
+
+/* SRVSCOPE_MODEL_RECORD (comma-separated syscalls=0, args=0, stacks=0, hz=N, refresh=MS, fp,
+ * dump=BYTES, cost): what the recorder is asked for, item by item, for bench/model.sh to
+ * measure what each costs the server (a model recorded without some of it lacks what that
+ * item gives: docs/model.md). */
+static void record_overrides(struct record_opts *o)
+{
+	const char *env = getenv("SRVSCOPE_MODEL_RECORD");
+	char buf[256], *tok, *save;
+
+	if (!env || strlen(env) >= sizeof(buf))
+		return;
+	strcpy(buf, env);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "syscalls=0"))
+			o->syscalls = o->syscall_args = false;
+		else if (!strcmp(tok, "args=0"))
+			o->syscall_args = false;
+		else if (!strcmp(tok, "stacks=0"))
+			o->no_stacks = true;
+		else if (!strcmp(tok, "fp"))
+			o->ustack_dump_bytes = 0;
+		else if (!strncmp(tok, "hz=", 3))
+			o->on_cpu_hz = (unsigned)strtoul(tok + 3, NULL, 10);
+		else if (!strncmp(tok, "refresh=", 8))
+			o->stack_refresh_ms = strtod(tok + 8, NULL);
+		else if (!strcmp(tok, "cost"))
+			o->cost = true; /* record --cost's table, on stderr after each run */
+		else if (!strncmp(tok, "dump=", 5) && o->ustack_dump_bytes)
+			o->ustack_dump_bytes = (unsigned)strtoul(tok + 5, NULL, 10);
+		else
+			warning("SRVSCOPE_MODEL_RECORD: '%s' is not known (syscalls=0, args=0, "
+				"stacks=0, hz=N, refresh=MS, fp, dump=BYTES, cost)",
+				tok);
+	}
 }
 
 int model__collect(const struct collect_opts *co, struct load_result *res, int *load_err)
@@ -87,6 +127,7 @@ int model__collect(const struct collect_opts *co, struct load_result *res, int *
 	pthread_t th;
 	int err, st;
 
+	record_overrides(&o);
 	d->co = *co;
 	memset(res, 0, sizeof(*res));
 	pthread_mutex_init(&d->lock, NULL);

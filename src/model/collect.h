@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include "load/load.h"
+#include "model/fdsnap.h"
 
 struct collect_opts {
 	pid_t pid;		/* the server: its whole process tree is recorded */
@@ -13,6 +14,7 @@ struct collect_opts {
 	const char *command;	/* --load COMMAND, expanded; NULL: the built-in client */
 	const char *trace_path; /* where the run's trace goes */
 	bool dwarf;		/* user stacks unwound with DWARF CFI instead of frame pointers */
+	struct model_fds *fds;	/* if not NULL: the tree's fds as events flow (fdsnap.h) */
 };
 
 /* Records the server while the load runs, into co->trace_path. Returns the recorder's 0 or

@@ -93,6 +93,7 @@ static void parse_table(pid_t pid, const char *file, bool v6, const struct u64ma
 		l = &out[(*nr)++];
 		l->port = (uint16_t)port;
 		l->v6 = v6;
+		l->inode = ino;
 		if (!v6) {
 			unsigned a = (unsigned)strtoul(local, NULL, 16);
 

@@ -11,6 +11,7 @@ struct model_listen {
 	char addr[48];
 	uint16_t port;
 	bool v6;
+	uint64_t inode;
 };
 
 /* The listening TCP sockets of pid's process tree, at most max into out; returns how many. */

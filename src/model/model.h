@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "model/fdsnap.h"
 #include "model/listen.h"
 #include "trace/u64map.h"
 
@@ -46,6 +47,8 @@ enum wait_kind {
 	WK_KINDS,
 };
 const char *model__wait_name(enum wait_kind k);
+/* How a thread off-CPU in syscall nr waits. */
+enum wait_kind model__wait_kind(int nr);
 
 /* One stack of a thread and the time spent in it (on- and off-CPU). */
 struct model_stack {
@@ -93,6 +96,15 @@ struct model_thread {
 	unsigned nr_open_seq;
 	int cluster; /* -1 until clustered */
 	bool network, acceptor;
+	/* The epoll instance it waits in most (0: none), and how often. */
+	uint64_t epoll_id, epoll_waits;
+	struct u64map epolls; /* epoll instance -> waits, while walking */
+	uint64_t listener;    /* the listening socket it accepted on last (identity) */
+	/* Its wake-ups: waits of its commonest kind that ended, and the median interval
+	 * between their ends when they come at a regular period (0: not periodic). */
+	uint64_t wakes, period_ns;
+	/* Threads that serve no connection: their syscalls (number -> calls, -> bytes). */
+	struct u64map sc_n, sc_bytes;
 };
 
 /* A connection: from accept (or from the start, for one seen only in I/O) to close. */
@@ -143,6 +155,23 @@ struct model_sc_stat {
 
 #define MODEL_MAX_SYSCALL 512
 
+/* A file the network threads used: one per path when it is known, else one per shape of
+ * use (the same syscalls from open to close: a file served per request). */
+#define MODEL_FILE_OPS 8
+struct model_file {
+	uint64_t key;
+	char *path;	 /* NULL: opened during the run, its path not recorded */
+	bool before;	 /* open before the run (its path from /proc) */
+	bool append;	 /* O_APPEND */
+	bool positional; /* pread/pwrite */
+	int64_t size;	 /* as /proc gave it, -1 when not known */
+	uint64_t opens, uses, reads, writes, read_bytes, written_bytes, other_calls;
+	uint64_t off_max;
+	struct model_sizes per_use;  /* bytes moved from open to close (or over the run) */
+	int16_t ops[MODEL_FILE_OPS]; /* syscalls of its first use in order, repeats merged */
+	unsigned nr_ops;
+};
+
 struct model_run {
 	unsigned index;
 	unsigned conns; /* asked of the load, 0 when not known */
@@ -178,6 +207,16 @@ struct model_run {
 	bool have_args;	      /* the trace has REC_SYSCALL_ARGS records */
 	uint64_t procs_seen;
 	struct u64map procs; /* pid -> ppid */
+	/* The fds open as the run started (fdsnap.h): set by the caller before
+	 * model__analyze, or taken from the trace's fd descriptions when empty. Freed with
+	 * the run. */
+	struct model_fds fds;
+	int reuseport;		  /* the listeners accepted on: SO_REUSEPORT 1, not 0, -1 unknown */
+	uint32_t port_sockets;	  /* most listening sockets accepted on that share one port */
+	uint32_t shared_epoll;	  /* most network threads waiting in one epoll instance */
+	struct model_file *files; /* files the network threads used */
+	size_t nr_files, cap_files;
+	struct u64map file_idx;
 };
 
 /* Turns the trace into run's facts. main_pid 0: the trace's first target. Returns 0 or
@@ -216,6 +255,16 @@ struct model_cluster {
 	double wait_share;
 	char **stack; /* heaviest path, outermost first */
 	size_t stack_len;
+	/* Background and idle clusters: the period its threads wake at (0: none found), and
+	 * what they do per wake-up. */
+	double period_ms;
+	uint64_t wakes;
+	double work_on_cpu_us;
+	struct model_work {
+		int nr; /* syscall */
+		double per_wake, bytes;
+	} work[8];
+	unsigned nr_work;
 };
 
 struct model_netmodel {
@@ -228,6 +277,8 @@ struct model_netmodel {
 	double handoff_share;
 	const char *handoff;
 	unsigned listeners;
+	int reuseport;	   /* 1, 0, -1: not known */
+	bool shared_epoll; /* network threads wait in one epoll instance */
 	bool epoll_exclusive;
 	bool found; /* a connection was seen at all */
 };

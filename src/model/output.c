@@ -139,6 +139,29 @@ static json_t *threads_json(const struct model *m)
 	return a;
 }
 
+/* What a background cluster's threads do per wake-up (docs/model-json.md). */
+static json_t *work_json(const struct model_cluster *c)
+{
+	json_t *a;
+	char buf[32];
+	unsigned i;
+
+	if ((c->role != ROLE_BACKGROUND && c->role != ROLE_IDLE) || !c->wakes)
+		return json_null();
+	a = json_array();
+	for (i = 0; i < c->nr_work; i++) {
+		json_t *o = json_pack("{s:s, s:f}", "name",
+				      syscall__name(c->work[i].nr, buf, sizeof(buf)), "per_wake",
+				      c->work[i].per_wake);
+
+		if (c->work[i].bytes > 0)
+			json_object_set_new(o, "bytes", json_integer((json_int_t)c->work[i].bytes));
+		json_array_append_new(a, o);
+	}
+	return json_pack("{s:I, s:f, s:o}", "wakes", (json_int_t)c->wakes, "on_cpu_us",
+			 c->work_on_cpu_us, "syscalls", a);
+}
+
 static json_t *clusters_json(const struct model *m)
 {
 	json_t *a = json_array();
@@ -170,7 +193,7 @@ static json_t *clusters_json(const struct model *m)
 			json_array_append_new(stack, json_string(c->stack[j]));
 		json_array_append_new(
 			a,
-			json_pack("{s:i, s:s, s:s, s:o, s:o, s:i, s:o, s:b, s:f, s:o, s:n, s:n, "
+			json_pack("{s:i, s:s, s:s, s:o, s:o, s:i, s:o, s:b, s:f, s:o, s:o, s:o, "
 				  "s:o}",
 				  "id", c->id, "name", c->name, "role", model__role_name(c->role),
 				  "roles", roles, "threads", thr, "processes", (int)c->processes,
@@ -180,7 +203,8 @@ static json_t *clusters_json(const struct model *m)
 								 model__wait_name(c->wait), "share",
 								 c->wait_share)
 						     : json_null(),
-				  "period_ms", "work", "stack", stack));
+				  "period_ms", num_or_null(c->period_ms, c->period_ms > 0), "work",
+				  work_json(c), "stack", stack));
 	}
 	return a;
 }
@@ -642,6 +666,91 @@ static void cycle_json(const struct model *m, json_t *profile)
 			    total ? json_real((double)best_n / total) : json_null());
 }
 
+static json_t *ops_json(const int16_t *ops, unsigned n)
+{
+	json_t *a = json_array();
+	char buf[32];
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(a, json_string(syscall__name(ops[i], buf, sizeof(buf))));
+	return a;
+}
+
+/* The network threads' files over every run: a file of the same path, or of the same
+ * shape of use when no path is known, is one entry. */
+static json_t *files_json(const struct model *m)
+{
+	struct model_file *all = NULL;
+	struct u64map idx = {0};
+	size_t nr = 0, cap = 0, r, i;
+	uint64_t cycles = 0;
+	json_t *a = json_array();
+
+	for (r = 0; r < m->nr_runs; r++) {
+		cycles += m->runs[r].cycles;
+		for (i = 0; i < m->runs[r].nr_files; i++) {
+			const struct model_file *f = &m->runs[r].files[i];
+			struct model_file *d;
+			bool created;
+			uint64_t *slot = u64map__slot(&idx, f->key, &created);
+			int b;
+
+			if (created) {
+				xgrow((void **)&all, &cap, nr + 1, sizeof(*all));
+				all[nr] = *f;
+				memset(&all[nr].per_use, 0, sizeof(all[nr].per_use));
+				all[nr].opens = all[nr].uses = all[nr].reads = all[nr].writes = 0;
+				all[nr].read_bytes = all[nr].written_bytes = 0;
+				*slot = ++nr;
+			}
+			d = &all[*slot - 1];
+			d->opens += f->opens;
+			d->uses += f->uses;
+			d->reads += f->reads;
+			d->writes += f->writes;
+			d->read_bytes += f->read_bytes;
+			d->written_bytes += f->written_bytes;
+			d->positional |= f->positional;
+			d->append |= f->append;
+			if (f->off_max > d->off_max)
+				d->off_max = f->off_max;
+			for (b = 0; b < MODEL_SIZE_BUCKETS; b++)
+				d->per_use.hist[b] += f->per_use.hist[b];
+			d->per_use.n += f->per_use.n;
+			d->per_use.sum += f->per_use.sum;
+			if (f->per_use.max > d->per_use.max)
+				d->per_use.max = f->per_use.max;
+		}
+	}
+	for (i = 0; i < nr; i++) {
+		const struct model_file *f = &all[i];
+		double per = cycles ? 1.0 / cycles : 0;
+		/* its size: as /proc gave it, else the most a use read or wrote of it (a file
+		 * served whole per request: its size) */
+		int64_t size = f->size >= 0 ? f->size : (int64_t)f->per_use.max;
+
+		json_array_append_new(
+			a, json_pack("{s:o, s:s, s:s, s:I, s:f, s:f, s:f, s:f, s:f, s:o, s:o}",
+				     "path", f->path ? json_string(f->path) : json_null(), "opened",
+				     f->before ? "before" : "during", "access",
+				     f->append	     ? "append"
+				     : f->positional ? "positional"
+						     : "sequential",
+				     "size", (json_int_t)size, "opens_per_request", f->opens * per,
+				     "reads_per_request", f->reads * per, "writes_per_request",
+				     f->writes * per, "read_bytes_per_request", f->read_bytes * per,
+				     "written_bytes_per_request", f->written_bytes * per,
+				     "bytes_per_use",
+				     sizes_json(f->per_use.hist, f->per_use.n, f->per_use.sum,
+						f->per_use.max),
+				     "ops", ops_json(f->ops, f->nr_ops)));
+	}
+	free(all);
+	u64map__free(&idx);
+	return a;
+}
+
 static void free_sums(struct sc_sum *sum)
 {
 	int i;
@@ -652,6 +761,22 @@ static void free_sums(struct sc_sum *sum)
 		u64map__free(&sum[i].flags);
 	}
 	free(sum);
+}
+
+/* A listening socket's SO_REUSEPORT, as the first run's snapshot read it; null when not
+ * known. */
+static json_t *listen_reuseport(const struct model *m, uint64_t inode)
+{
+	size_t r, i;
+
+	for (r = 0; r < m->nr_runs; r++)
+		for (i = 0; i < m->runs[r].fds.nr; i++) {
+			const struct model_fd *e = &m->runs[r].fds.fd[i];
+
+			if (e->listening && e->inode == inode && e->reuseport >= 0)
+				return json_boolean(e->reuseport);
+		}
+	return json_null();
 }
 
 int model__write_json(const struct model *m, FILE *f)
@@ -694,10 +819,11 @@ int model__write_json(const struct model *m, FILE *f)
 	}
 	listen = json_array();
 	for (i = 0; i < m->nr_listen; i++)
-		json_array_append_new(listen,
-				      json_pack("{s:s, s:s, s:i}", "proto",
-						m->listen[i].v6 ? "tcp6" : "tcp", "addr",
-						m->listen[i].addr, "port", (int)m->listen[i].port));
+		json_array_append_new(listen, json_pack("{s:s, s:s, s:i, s:o}", "proto",
+							m->listen[i].v6 ? "tcp6" : "tcp", "addr",
+							m->listen[i].addr, "port",
+							(int)m->listen[i].port, "reuseport",
+							listen_reuseport(m, m->listen[i].inode)));
 	doc = json_pack_ex(
 		&jerr, 0,
 		"{s:s, s:i, s:s, s:I, "
@@ -706,7 +832,7 @@ int model__write_json(const struct model *m, FILE *f)
 		"s:o, s:o, s:o, s:o, "
 		"s:{s:s, s:s, s:f, s:I, s:I}, "
 		"s:{s:b, s:b, s:b, s:b, s:b, s:I, s:I}, "
-		"s:{s:s, s:s, s:o, s:o, s:b, s:s, s:f, s:s, s:I, s:n, s:b, s:o}, "
+		"s:{s:s, s:s, s:o, s:o, s:b, s:s, s:f, s:s, s:I, s:o, s:b, s:b, s:o}, "
 		"s:o, s:o, s:o}",
 		"schema", "srvscope-model", "version", 1, "generator", SRVSCOPE_MODEL_GENERATOR,
 		"created_realtime_s", (json_int_t)time(NULL), "target", "pid", (json_int_t)m->pid,
@@ -727,9 +853,10 @@ int model__write_json(const struct model *m, FILE *f)
 		pool_json(n->accept_pool, n->accept_per_conn), "network_pool",
 		pool_json(n->network_pool, n->network_per_conn), "multi_process", n->multi_process,
 		"per_connection", n->per_connection, "handoff_share", n->handoff_share, "handoff",
-		n->handoff, "listeners", (json_int_t)n->listeners, "reuseport", "epoll_exclusive",
-		n->epoll_exclusive, "roles", roles_json(m), "request", request, "syscall_profile",
-		profile, "files", json_array());
+		n->handoff, "listeners", (json_int_t)n->listeners, "reuseport",
+		n->reuseport < 0 ? json_null() : json_boolean(n->reuseport), "shared_epoll",
+		n->shared_epoll, "epoll_exclusive", n->epoll_exclusive, "roles", roles_json(m),
+		"request", request, "syscall_profile", profile, "files", files_json(m));
 	free_sums(sum);
 	if (!doc) {
 		error("model JSON: %s", jerr.text);

@@ -86,6 +86,75 @@ static enum wait_kind main_wait(const uint64_t *ns, const bool *allowed, double 
 	return best ? k : WK_KINDS;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int by_per_wake(const void *a, const void *b)
+{
+	const struct model_work *x = a, *y = b;
+
+	return (x->per_wake < y->per_wake) - (x->per_wake > y->per_wake);
+}
+
+/* A cluster that serves no connection: the period its threads wake at (the median of its
+ * periodic threads' periods, when most of its threads that woke are periodic), and what
+ * they do per wake-up (CPU time, the syscalls other than the wait itself). */
+static void background_work(struct model *m, struct model_cluster *c)
+{
+	struct u64map n = {0}, bytes = {0};
+	double *periods = xcalloc(c->nr_items ? c->nr_items : 1, sizeof(*periods));
+	size_t i, j, np = 0, woke = 0;
+	uint64_t on = 0, k, v;
+
+	for (i = 0; i < c->nr_items; i++) {
+		const struct model_thread *th = item_thr(m, &c->items[i]);
+
+		if (!th->wakes)
+			continue;
+		woke++;
+		c->wakes += th->wakes;
+		on += th->on_ns;
+		if (th->period_ns)
+			periods[np++] = th->period_ns / 1e6;
+		for (j = 0; u64map__next(&th->sc_n, &j, &k, &v);)
+			*u64map__slot(&n, k, NULL) += v;
+		for (j = 0; u64map__next(&th->sc_bytes, &j, &k, &v);)
+			*u64map__slot(&bytes, k, NULL) += v;
+	}
+	if (np && np * 2 >= woke) {
+		qsort(periods, np, sizeof(*periods), cmp_double);
+		c->period_ms = periods[np / 2];
+	}
+	if (c->wakes) {
+		c->work_on_cpu_us = on / 1e3 / c->wakes;
+		for (i = 0; u64map__next(&n, &i, &k, &v);) {
+			uint64_t b = 0;
+
+			if (model__wait_kind((int)k) == c->wait && c->wait != WK_OTHER)
+				continue; /* the wait itself */
+			u64map__get(&bytes, k, &b);
+			if (c->nr_work == ARRAY_SIZE(c->work)) { /* keep the commonest */
+				qsort(c->work, c->nr_work, sizeof(c->work[0]), by_per_wake);
+				if ((double)v / c->wakes <= c->work[c->nr_work - 1].per_wake)
+					continue;
+				c->nr_work--;
+			}
+			c->work[c->nr_work].nr = (int)k;
+			c->work[c->nr_work].per_wake = (double)v / c->wakes;
+			c->work[c->nr_work].bytes = v ? (double)b / v : 0;
+			c->nr_work++;
+		}
+		qsort(c->work, c->nr_work, sizeof(c->work[0]), by_per_wake);
+	}
+	free(periods);
+	u64map__free(&n);
+	u64map__free(&bytes);
+}
+
 static void describe_cluster(struct model *m, struct model_cluster *c, uint64_t total_on)
 {
 	uint64_t on = 0, wait_ns[WK_KINDS] = {0};
@@ -145,16 +214,20 @@ static void describe_cluster(struct model *m, struct model_cluster *c, uint64_t 
 	c->roles[ROLE_MAIN] = any_main;
 	c->roles[ROLE_ACCEPTOR] = any_acc;
 	c->roles[ROLE_NETWORK] = any_net;
+	if (!any_net)
+		background_work(m, c);
 	if (any_net)
 		c->role = ROLE_NETWORK;
 	else if (any_acc)
 		c->role = ROLE_ACCEPTOR;
 	else if (any_main)
 		c->role = ROLE_MAIN;
-	else if (c->on_cpu_share >= BACKGROUND_SHARE)
-		c->role = ROLE_BACKGROUND;
+	else if (c->on_cpu_share >= BACKGROUND_SHARE || c->period_ms > 0)
+		c->role = ROLE_BACKGROUND; /* busy, or woken on a clock however little it does */
 	else
 		c->role = ROLE_IDLE;
+	if (c->role != ROLE_BACKGROUND && c->role != ROLE_IDLE)
+		c->period_ms = 0; /* woken by its connections, not a clock */
 	if (!any_net && !any_acc && !any_main)
 		c->roles[c->role] = true;
 	u64map__free(&pids);
@@ -222,7 +295,8 @@ static void network_model(struct model *m)
 		[WK_EPOLL] = 1, [WK_POLL] = 1, [WK_SELECT] = 1, [WK_URING] = 1, [WK_READ] = 1};
 	bool acc_waits[WK_KINDS] = {
 		[WK_EPOLL] = 1, [WK_POLL] = 1, [WK_SELECT] = 1, [WK_URING] = 1, [WK_ACCEPT] = 1};
-	bool per_conn = true, any_net = false, fork = false;
+	bool per_conn = true, any_net = false, fork = false, rp_known = false;
+	unsigned port_sockets = 0;
 	struct u64map pids = {0};
 	unsigned r;
 	size_t i;
@@ -240,6 +314,13 @@ static void network_model(struct model *m)
 			n->listeners = run->listeners;
 		fork |= run->fork_per_conn;
 		n->epoll_exclusive |= run->epoll_exclusive;
+		n->shared_epoll |= run->shared_epoll > 1;
+		if (run->port_sockets > port_sockets)
+			port_sockets = run->port_sockets;
+		if (run->reuseport >= 0 && (!rp_known || run->reuseport > n->reuseport)) {
+			n->reuseport = run->reuseport;
+			rp_known = true;
+		}
 		for (i = 0; i < run->nr_conn; i++) {
 			const struct model_conn *c = &run->conn[i];
 
@@ -298,12 +379,22 @@ static void network_model(struct model *m)
 	n->multi_process = pids.nr > 1;
 	n->network_per_conn = any_net && per_conn && n->network_dispatch;
 	n->per_connection = !n->network_per_conn ? "none" : fork ? "process" : "thread";
+	if (!rp_known)
+		n->reuseport = -1;
+	/* Connections reach the threads that serve them: by the kernel, each acceptor on a
+	 * listening socket of its own on one port (SO_REUSEPORT); else handed over by the
+	 * acceptor through a fork, a thread of its own, an epoll instance that the serving
+	 * threads all wait in, or a queue. */
 	if (!n->network_dispatch)
-		n->handoff = "none";
+		n->handoff = n->accept_dispatch && n->reuseport == 1 && port_sockets > 1
+				     ? "reuseport"
+				     : "none";
 	else if (fork)
 		n->handoff = "fork";
 	else if (n->network_per_conn)
 		n->handoff = "thread";
+	else if (n->shared_epoll)
+		n->handoff = "shared-epoll";
 	else
 		n->handoff = "queue";
 	u64map__free(&pids);

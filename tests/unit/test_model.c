@@ -1,7 +1,9 @@
 /* The model's analysis on small synthetic traces whose architecture is known: an acceptor
  * that hands connections to a worker (memcached's shape), one thread that does both
  * (redis), forked processes that each accept (nginx), a process forked per connection
- * (postgres), and thread-per-connection. */
+ * (postgres), thread-per-connection, workers fed through one shared epoll, acceptors on
+ * SO_REUSEPORT listeners of one port, files served per request, and a close written after
+ * the accept that reused its fd number. */
 #include <errno.h>
 #include <sys/socket.h>
 
@@ -210,11 +212,182 @@ static void test_fork_per_conn(void)
 	trace__close(t);
 }
 
+/* A worker closes fd 10 while the acceptor's accept4 gets 10 back: the close's record
+ * (at its exit) comes after the accept's; the new connection must live on. */
+static void test_late_close(void)
+{
+	struct tb b;
+	struct trace *t;
+	struct model *m;
+	uint64_t ts = 10000;
+	int i;
+
+	tb_open(&b);
+	sc(&b, ts, 100, 100, 43, 10, 5, 0, 0);
+	for (i = 0; i < 3; i++)
+		cycle(&b, ts + 1000 + i * 1000, 101, 100, 10, false);
+	ts += 10000;
+	sc(&b, ts, 100, 100, 43, 10, 5, 0, 0);	    /* the accept: entered after the close did */
+	sc(&b, ts + 500, 101, 100, 3, 0, 10, 0, 0); /* the close: entered at ts - 500 */
+	for (i = 0; i < 4; i++)
+		cycle(&b, ts + 1000 + i * 1000, 102, 100, 10, false);
+	t = tb_read(&b, ts + 10000);
+	m = build(t, 100);
+	ok(m != NULL, "late close: model built");
+	is_int(m->runs[0].nr_conn, 2, "late close: 2 connections");
+	ok(m->runs[0].conn[0].close_ns && !m->runs[0].conn[1].close_ns,
+	   "late close: the close ends the first connection, not the second");
+	is_int(m->runs[0].conn[1].cycles, 4, "late close: the second connection's 4 cycles");
+	is_int(m->runs[0].sc[0].fd_kind[FDK_TCP], 7, "late close: every read on a connection");
+	model__free(m);
+	trace__close(t);
+}
+
+/* The acceptor 100 adds its connections to the epoll it created (fd 5); workers 101 and
+ * 102 both wait in it and serve whatever it returns. */
+static void test_shared_epoll(void)
+{
+	struct tb b;
+	struct trace *t;
+	struct model *m;
+	uint64_t ts = 10000;
+	int i, c;
+
+	tb_open(&b);
+	sc(&b, ts, 100, 100, 291, 5, 0, 0, 0); /* epoll_create1 */
+	ts += 1000;
+	for (c = 0; c < 4; c++, ts += 1000) {
+		sc(&b, ts, 100, 100, 43, 10 + c, 4, 0, 0);
+		sc(&b, ts + 100, 100, 100, 233, 0, 5, 1, 10 + c); /* EPOLL_CTL_ADD */
+	}
+	for (i = 0; i < 12; i++, ts += 1000) {
+		uint32_t w = 101 + i % 2;
+
+		sc(&b, ts, w, 100, 232, 1, 5, 0, 1); /* epoll_wait(5) */
+		cycle(&b, ts + 100, w, 100, 10 + (i % 4), false);
+	}
+	t = tb_read(&b, ts + 1000);
+	m = build(t, 100);
+	ok(m != NULL, "shared epoll: model built");
+	ok(m->net.shared_epoll, "shared epoll: the workers wait in one epoll instance");
+	is_str(m->net.handoff, "shared-epoll", "shared epoll: the hand-off");
+	model__free(m);
+	trace__close(t);
+}
+
+/* Workers 301 and 302 (processes) accept on fds 6 and 7: two listening sockets of one
+ * port, both with SO_REUSEPORT as the run's fd snapshot read them. */
+static void test_reuseport(void)
+{
+	static const struct trace *traces[1];
+	struct model m = {0};
+	struct model_fd fds[4];
+	struct tb b;
+	struct trace *t;
+	uint64_t ts = 10000;
+	int i;
+
+	tb_open(&b);
+	for (i = 0; i < 8; i++, ts += 1000) {
+		uint32_t w = 301 + i % 2;
+
+		sc(&b, ts, w, w, 43, 9, 6 + i % 2, 0, 0);
+		cycle(&b, ts + 300, w, w, 9, true);
+		sc(&b, ts + 600, w, w, 3, 0, 9, 0, 0);
+	}
+	t = tb_read(&b, ts + 1000);
+	memset(fds, 0, sizeof(fds));
+	for (i = 0; i < 4; i++) { /* each worker holds both listeners */
+		fds[i].pid = 301 + i / 2;
+		fds[i].fd = 6 + i % 2;
+		fds[i].kind = FDK_TCP;
+		fds[i].listening = true;
+		fds[i].reuseport = 1;
+		fds[i].port = 8080;
+		fds[i].inode = 1000 + i % 2;
+	}
+	m.runs = calloc(1, sizeof(*m.runs));
+	m.nr_runs = 1;
+	m.runs[0].fds.fd = calloc(4, sizeof(fds[0]));
+	memcpy(m.runs[0].fds.fd, fds, sizeof(fds));
+	m.runs[0].fds.nr = m.runs[0].fds.cap = 4;
+	m.runs[0].fds.live = true;
+	traces[0] = t;
+	m.traces = traces;
+	ok(!model__analyze(t, 300, &m.runs[0]) && !model__build(&m), "reuseport: model built");
+	is_int(m.net.listeners, 2, "reuseport: 2 listening sockets");
+	is_int(m.net.reuseport, 1, "reuseport: SO_REUSEPORT");
+	is_str(m.net.handoff, "reuseport", "reuseport: the kernel spreads the connections");
+	model__free(&m);
+	trace__close(t);
+}
+
+/* The worker opens a 612-byte file per request (openat, fstat, sendfile to the connection,
+ * close), and appends to a log held open from before the run (fd 4, in the snapshot). */
+static void test_files(void)
+{
+	static const struct trace *traces[1];
+	struct model m = {0};
+	struct tb b;
+	struct trace *t;
+	uint64_t ts = 10000;
+	const struct model_file *page = NULL, *log = NULL;
+	size_t k;
+	int i;
+
+	tb_open(&b);
+	sc(&b, ts, 200, 200, 43, 20, 6, 0, 0);
+	for (i = 0; i < 5; i++, ts += 1000) {
+		sc(&b, ts + 100, 200, 200, 0, 30, 20, 0, 2048);	 /* the request */
+		sc(&b, ts + 200, 200, 200, 257, 30, -100, 0, 0); /* openat(AT_FDCWD, ...) */
+		sc(&b, ts + 300, 200, 200, 5, 0, 30, 0, 0);	 /* fstat */
+		sc(&b, ts + 400, 200, 200, 40, 612, 20, 30, 0);	 /* sendfile(20, 30) */
+		sc(&b, ts + 500, 200, 200, 3, 0, 30, 0, 0);	 /* close */
+		sc(&b, ts + 600, 200, 200, 1, 90, 4, 0, 90);	 /* the log line */
+	}
+	t = tb_read(&b, ts + 1000);
+	m.runs = calloc(1, sizeof(*m.runs));
+	m.nr_runs = 1;
+	m.runs[0].fds.fd = calloc(1, sizeof(struct model_fd));
+	m.runs[0].fds.fd[0] = (struct model_fd){.pid = 200,
+						.fd = 4,
+						.kind = FDK_FILE,
+						.append = true,
+						.regular = true,
+						.size = 1000,
+						.path = strdup("/var/log/x.log"),
+						.reuseport = -1};
+	m.runs[0].fds.nr = m.runs[0].fds.cap = 1;
+	m.runs[0].fds.live = true;
+	traces[0] = t;
+	m.traces = traces;
+	ok(!model__analyze(t, 200, &m.runs[0]) && !model__build(&m), "files: model built");
+	is_int(m.runs[0].nr_files, 2, "files: 2 files");
+	for (k = 0; k < m.runs[0].nr_files; k++)
+		if (m.runs[0].files[k].path)
+			log = &m.runs[0].files[k];
+		else
+			page = &m.runs[0].files[k];
+	ok(page && page->opens == 5 && page->reads == 5 && page->per_use.max == 612 &&
+		   page->nr_ops == 4 && page->ops[0] == 257 && page->ops[2] == 40 &&
+		   page->ops[3] == 3,
+	   "files: the page, opened per request: openat, fstat, sendfile (612 bytes), close");
+	ok(log && !strcmp(log->path, "/var/log/x.log") && log->before && log->append &&
+		   log->writes == 5 && log->written_bytes == 450,
+	   "files: the log by its path, open before, 5 appends of 90 bytes");
+	model__free(&m);
+	trace__close(t);
+}
+
 int main(void)
 {
 	test_handoff();
 	test_single();
 	test_forked_acceptors();
 	test_fork_per_conn();
+	test_late_close();
+	test_shared_epoll();
+	test_reuseport();
+	test_files();
 	return done_testing();
 }
