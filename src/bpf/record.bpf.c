@@ -12,6 +12,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile bool filter_all = false; /* -a: every task is a target */
 const volatile bool want_stacks = true; /* kernel and user stacks */
+const volatile bool want_waker_stacks = true; /* and the waker's at each waking */
 /* Stacks taken where a thread blocked (or woke another) are reused while it blocks at the
  * same place for this long: walking a kernel stack costs microseconds, blocking at the
  * same place thousands of times a second is common. The same place: the same syscall and
@@ -1270,9 +1271,11 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 	cur = bpf_get_current_task_btf();
 	/* In an interrupt the kernel stack tells the path (say, tcp_v4_rcv); the user stack
 	 * would be the interrupted task's, unrelated. */
-	if (want_stacks && kind != WAKE_TASK) {
+	if (!want_stacks || !want_waker_stacks) {
+		/* No stacks: the waking's context alone. */
+	} else if (kind != WAKE_TASK) {
 		kstack = irq_kstack(ctx, kind, detail, ts);
-	} else if (want_stacks) {
+	} else {
 		bool user = !(cur->flags & PF_KTHREAD);
 		struct user_place u = {.nr = -1};
 		struct task_state *st;

@@ -47,6 +47,8 @@ static const char usage_text[] =
 	"                         'fp' follows frame pointers in the kernel (cheaper; stops\n"
 	"                         at the first function without one). Default: dwarf\n"
 	"      --no-stacks        no kernel or user stacks (smaller, cheaper)\n"
+	"      --no-waker-stacks  stacks where threads block, not where they are woken from\n"
+	"                         (each waking then costs what a scheduler event does)\n"
 	"      --syscalls         trace every syscall of the targets (number, arguments,\n"
 	"                         return value); costs every process a little per syscall.\n"
 	"                         Without it, a blocked thread's syscall and arguments are\n"
@@ -196,6 +198,7 @@ int cmd_record(int argc, char **argv)
 		OPT_NET,
 		OPT_CLOCK_SKEW,
 		OPT_COST,
+		OPT_NO_WAKER_STACKS,
 	};
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
@@ -218,6 +221,7 @@ int cmd_record(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{"net", optional_argument, NULL, OPT_NET},
 		{"cost", no_argument, NULL, OPT_COST},
+		{"no-waker-stacks", no_argument, NULL, OPT_NO_WAKER_STACKS},
 		{"clock-skew", required_argument, NULL, OPT_CLOCK_SKEW}, /* tests only */
 		{0}};
 	struct record_opts o = {
@@ -305,6 +309,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_COST:
 			o.cost = true;
+			break;
+		case OPT_NO_WAKER_STACKS:
+			o.no_waker_stacks = true;
 			break;
 		case OPT_NET:
 			if (optarg && strcmp(optarg, "all"))

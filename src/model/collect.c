@@ -116,6 +116,9 @@ int model__collect(const struct collect_opts *co, struct load_result *res, int *
 		.ustack_dump_bytes = co->dwarf ? RECORD_DEFAULT_DUMP_SIZE : 0,
 		.syscalls = true,
 		.syscall_args = true,
+		/* Clustering and the network model read where threads wait, never who woke
+		 * them: the wakers' stacks would cost a check or a walk per wake-up. */
+		.no_waker_stacks = true,
 		.stack_refresh_ms = 100,
 		.progress = 0,
 		.cmdline = "srvscope model",

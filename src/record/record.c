@@ -941,6 +941,7 @@ static int load(struct recorder *r)
 		return error("cannot open the BPF programs: %s", strerror(errno));
 	r->skel->rodata->filter_all = o->all;
 	r->skel->rodata->want_stacks = !o->no_stacks;
+	r->skel->rodata->want_waker_stacks = !o->no_waker_stacks;
 	r->skel->rodata->stack_refresh_ns = o->stack_refresh_ms * 1e6;
 	r->skel->rodata->wakeup_bytes = o->read_timer_ms ? UINT64_MAX : o->buffer_size / 4;
 	r->skel->rodata->ustack_dump_bytes = o->no_stacks ? 0 : o->ustack_dump_bytes;

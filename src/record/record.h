@@ -29,6 +29,7 @@ struct record_opts {
 	unsigned int read_timer_ms; /* drain on this period, never woken; 0: woken at 1/4 full */
 	unsigned int on_cpu_hz;	    /* 0: no on-CPU samples */
 	bool no_stacks;
+	bool no_waker_stacks; /* stacks where tasks block, not where they are woken from */
 	unsigned int ustack_dump_bytes; /* --call-graph=dwarf: user stack bytes; 0: fp */
 	bool syscalls; /* trace every syscall of the targets (entry, exit, return value) */
 	bool syscall_args; /* with syscalls: REC_SYSCALL_ARGS records too (4th argument, iovecs) */

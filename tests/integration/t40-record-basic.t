@@ -52,6 +52,13 @@ like "$cost" "recorder process +[0-9.]+ \(user [0-9.]+, system [0-9.]+\)" "--cos
 like "$cost" "kernel stacks walked +[1-9][0-9]*/s" "--cost: what the stack caches did"
 is "$(sysctl -n kernel.bpf_stats_enabled)" "$stats_before" "--cost leaves the kernel's statistics setting as it was"
 
+# --no-waker-stacks: stacks where threads block, none where they are woken from.
+"$SRVSCOPE" record --no-waker-stacks -o "$TMP/nw.trace" -- "$FIXTURES/rec_pingpong" 300 >/dev/null 2>&1
+ok $? "record --no-waker-stacks"
+nw=$("$SRVSCOPE" blocking --stacks "$TMP/nw.trace")
+like "$nw" "blocked at:" "--no-waker-stacks: the blocked stacks are there"
+check "--no-waker-stacks: no waker's stack" [ "$(printf '%s\n' "$nw" | grep -c "woken from:")" = 0 ]
+
 # Errors: one line naming the cause and the remedy, exit status not 0.
 err=$("$SRVSCOPE" record -p 4000000 -o "$TMP/x" 2>&1); rc=$?
 check "record -p of a missing pid fails" [ $rc -ne 0 ]
