@@ -199,7 +199,7 @@ struct {
  * through several paths in turn (a segment queued or handled at once), entered from
  * several (a sender's syscall, an interrupt's exit): a few ways per context keep them. */
 #define IRQ_CACHE 64
-#define IRQ_WAYS  4
+#define IRQ_WAYS  8
 struct irq_kstack_cache {
 	__u64 ts, kstack;
 	struct kcheck kc;
@@ -468,7 +468,6 @@ struct user_place {
 	__s64 orig_ax, nr;
 	__u64 args[3];
 	bool same;  /* where the cache entry was taken: its user stack may be reused */
-	bool fresh; /* and its kernel stack is younger than stack_refresh_ns */
 };
 
 static __always_inline bool at_place(const struct stack_cache *c, const struct user_place *u)
@@ -488,7 +487,7 @@ static __always_inline struct stack_cache *user_place(struct task_struct *t, str
 	__u16 insn = 0;
 
 	u->nr = -1;
-	u->same = u->fresh = false;
+	u->same = false;
 	if (!regs)
 		return cs;
 	u->ip = regs->ip;
@@ -505,7 +504,6 @@ static __always_inline struct stack_cache *user_place(struct task_struct *t, str
 			c = &cs[1];
 		if (c) {
 			u->same = true;
-			u->fresh = ts - c->ts < stack_refresh_ns;
 			u->nr = c->nr;
 		} else {
 			c = cs[0].ts <= cs[1].ts ? &cs[0] : &cs[1];
@@ -906,13 +904,14 @@ static __always_inline bool kernel_unchanged(const void *ctx, const struct kchec
 }
 
 /* The current task's (t's) kernel and user stacks: those in c when it is where it was
- * (u->same), the kernel one while fresh, the user one while it unwinds the same (a check
- * is exact: it never expires); else taken now and kept in c. */
+ * (u->same), the kernel one while its return addresses are in place, the user one while it
+ * unwinds the same (both checks are exact: they never expire); else taken now and kept in
+ * c. */
 static __always_inline void task_stacks(void *ctx, struct task_struct *t, bool user,
 					const struct user_place *u, struct stack_cache *c, __u64 ts,
 					__u64 *kstack, __u64 *ustack)
 {
-	bool here = c && u->same, kreuse = here && u->fresh, ureuse = here && !user;
+	bool here = c && u->same, kreuse = here, ureuse = here && !user;
 	int same = 0;
 
 	/* With frame pointers, the walk is the check: it is taken every time. */
@@ -934,7 +933,8 @@ static __always_inline void task_stacks(void *ctx, struct task_struct *t, bool u
 	if (!c)
 		return;
 	if (here) {
-		if (!kreuse && *kstack) {
+		/* ts: the entry's last use, for the choice of the one to replace. */
+		if (*kstack) {
 			c->kstack = *kstack;
 			c->ts = ts;
 		}
@@ -961,8 +961,9 @@ static __always_inline void task_stacks(void *ctx, struct task_struct *t, bool u
 	c->kstack = *kstack;
 }
 
-/* An interrupt context's kernel stack, per CPU and context, refreshed like task stacks:
- * the way that holds it, else walked into the oldest. */
+/* An interrupt context's kernel stack, per CPU and context: the way whose return
+ * addresses are all in place (a check is exact: it does not expire), else walked into the
+ * way least recently used. */
 static __always_inline __u64 irq_kstack(void *ctx, __u32 kind, __u32 detail, __u64 ts)
 {
 	__u32 key = (kind * 16 + (detail & 15)) & (IRQ_CACHE - 1);
@@ -977,10 +978,11 @@ static __always_inline __u64 irq_kstack(void *ctx, __u32 kind, __u32 detail, __u
 #pragma unroll
 		for (i = 0; i < IRQ_WAYS; i++) {
 			c = &set->way[i];
-			if (c->ts && ts - c->ts < stack_refresh_ns) {
+			if (c->ts && stack_refresh_ns) {
 				cs_add(CS_KCHECK, 1);
 				if (kc_holds(&kp, &c->kc)) {
 					cs_add(CS_KREUSED, 1);
+					c->ts = ts;
 					return c->kstack;
 				}
 			}
