@@ -10,8 +10,8 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-const volatile bool filter_all = false; /* -a: every task is a target */
-const volatile bool want_stacks = true; /* kernel and user stacks */
+const volatile bool filter_all = false;	      /* -a: every task is a target */
+const volatile bool want_stacks = true;	      /* kernel and user stacks */
 const volatile bool want_waker_stacks = true; /* and the waker's at each waking */
 /* Stacks taken where a thread blocked (or woke another) are reused while it blocks at the
  * same place for this long: walking a kernel stack costs microseconds, blocking at the
@@ -467,7 +467,7 @@ struct user_place {
 	__u64 ip, sp;
 	__s64 orig_ax, nr;
 	__u64 args[3];
-	bool same;  /* where the cache entry was taken: its user stack may be reused */
+	bool same; /* where the cache entry was taken: its user stack may be reused */
 };
 
 static __always_inline bool at_place(const struct stack_cache *c, const struct user_place *u)
