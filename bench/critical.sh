@@ -21,8 +21,8 @@ done
 if [ -z "${TRACE:-}" ]; then
 	[ "$(id -u)" = 0 ] || { echo "critical: run as root (BPF) or give TRACE=FILE" >&2; exit 1; }
 	TRACE=$OUT/big.trace
-	# About 600 k events/s from 2 unpaced pairs, one per CPU, on a 2-core machine.
-	secs=$(( EVENTS / 600000 + 1 ))
+	# About 600 k to 1 M events/s from 2 unpaced pairs, one per CPU, on a 2-core machine.
+	secs=$(( EVENTS / 800000 + 1 ))
 	"$SRVSCOPE" record --no-stacks --buffer-size 256M -o "$TRACE" -- \
 		"$FIXTURES/rec_rate" 2 0 "$secs" 1 >"$OUT/rate.out" 2>"$OUT/rec.err" ||
 		{ cat "$OUT/rec.err" >&2; exit 1; }
@@ -49,7 +49,11 @@ printf "%-10s %8s %8s %10s\n" "" "wall s" "CPU s" "max RSS MB"
 printf "%-10s %8s %8s %10s\n" critical "$c_s" "$c_cpu" "$c_mb" timeline "$t_s" "$t_cpu" "$t_mb"
 awk -v c="$c_cpu" -v t="$t_cpu" -v m="$c_mb" -v n="$nev" 'BEGIN {
 	printf "critical / timeline: %.2f x the CPU time\n", (t > 0 ? c / t : 0)
+	# The fixture runs at whatever rate the machine gives: the trace is seldom 10 M events.
+	# Time and memory grow with the events (per-thread event indexes, the path): both are
+	# judged per 10 M events, and memory as measured too when the trace is smaller.
 	s = n > 0 ? c * 10000000 / n : c
-	printf "goal (10 M events <= 10 s, <= 2 GB): %.1f s per 10 M events, %d MB: %s\n", s, m,
-	       (s <= 10 && m <= 2048) ? "met" : "NOT met"
+	mm = n > 10000000 ? m * 10000000 / n : m
+	printf "goal (10 M events <= 10 s, <= 2 GB): %.1f s and %d MB per 10 M events (%d MB for %.1f M): %s\n",
+	       s, mm, m, n / 1e6, (s <= 10 && mm <= 2048) ? "met" : "NOT met"
 }'
