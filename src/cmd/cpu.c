@@ -73,25 +73,6 @@ struct cpu_cmd {
 	bool fmt_given;
 };
 
-static int parse_pids(const char *s, struct cpu_cmd *c)
-{
-	char *copy = xstrdup(s), *tok, *save = NULL;
-	long v;
-
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (parse_long("-p", tok, 1, 4194304, &v)) {
-			free(copy);
-			return -1;
-		}
-		c->pids = xrealloc(c->pids, (c->nr_pids + 1) * sizeof(*c->pids));
-		c->pids[c->nr_pids++] = v;
-	}
-	free(copy);
-	if (!c->nr_pids)
-		return error("invalid value '%s' for -p: expected PID[,PID...]", s);
-	return 0;
-}
-
 static int parse_format(const char *s, enum cpu_format *f)
 {
 	static const char *const names[] = {"text", "json", "folded", "svg", "speedscope", "pprof"};
@@ -295,7 +276,7 @@ int cmd_cpu(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, ":p:aF:d:i:n:f:qh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
-			if (parse_pids(optarg, &c))
+			if (parse_pid_list(optarg, &c.pids, &c.nr_pids))
 				goto usage;
 			break;
 		case 'C':

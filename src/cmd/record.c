@@ -119,25 +119,6 @@ static int parse_size(const char *opt, const char *s, uint64_t *out)
 	return 0;
 }
 
-static int parse_pids(const char *s, struct record_opts *o)
-{
-	char *copy = xstrdup(s), *tok, *save = NULL;
-	long v;
-
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (parse_long("-p", tok, 1, 4194304, &v)) {
-			free(copy);
-			return -1;
-		}
-		o->pids = xrealloc(o->pids, (o->nr_pids + 1) * sizeof(*o->pids));
-		o->pids[o->nr_pids++] = v;
-	}
-	free(copy);
-	if (!o->nr_pids)
-		return error("invalid value '%s' for -p: expected PID[,PID...]", s);
-	return 0;
-}
-
 static char *join_args(int argc, char **argv)
 {
 	size_t len = 1, i;
@@ -240,7 +221,7 @@ int cmd_record(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+:p:ad:o:F:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (parse_pids(optarg, &o))
+			if (parse_pid_list(optarg, &o.pids, &o.nr_pids))
 				return 2;
 			break;
 		case 'a':

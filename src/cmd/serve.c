@@ -45,25 +45,6 @@ static const char usage_text[] =
 	"      --max-stacks N      distinct stacks kept for the profiles (default 50000)\n"
 	"  -v, --verbose           libbpf's and the HTTP library's messages\n";
 
-static int add_pids(const char *s, struct serve_opts *o)
-{
-	char *copy = xstrdup(s), *save = NULL, *tok = strtok_r(copy, ",", &save);
-	long pid;
-	int err = 0;
-
-	if (!tok)
-		err = error("invalid value '%s' for -p: expected PID[,PID...]", s);
-	for (; tok && !err; tok = strtok_r(NULL, ",", &save)) {
-		err = parse_long("-p", tok, 1, 4194304, &pid);
-		if (!err) {
-			o->pids = xrealloc(o->pids, (o->nr_pids + 1) * sizeof(*o->pids));
-			o->pids[o->nr_pids++] = (pid_t)pid;
-		}
-	}
-	free(copy);
-	return err;
-}
-
 /* The first line of FILE, without its newline; NULL after a message. */
 static char *read_token(const char *path)
 {
@@ -124,7 +105,7 @@ int cmd_serve(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":p:al:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (add_pids(optarg, &o))
+			if (parse_pid_list(optarg, &o.pids, &o.nr_pids))
 				goto out;
 			break;
 		case 'a':

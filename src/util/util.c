@@ -167,6 +167,26 @@ int parse_long(const char *option, const char *s, long min, long max, long *out)
 	return 0;
 }
 
+int parse_pid_list(const char *s, pid_t **pids, size_t *nr)
+{
+	char *copy = xstrdup(s), *tok, *save = NULL;
+	size_t before = *nr;
+	long v;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (parse_long("-p", tok, 1, 4194304, &v)) {
+			free(copy);
+			return -1;
+		}
+		*pids = xrealloc(*pids, (*nr + 1) * sizeof(**pids));
+		(*pids)[(*nr)++] = (pid_t)v;
+	}
+	free(copy);
+	if (*nr == before)
+		return error("invalid value '%s' for -p: expected PID[,PID...]", s);
+	return 0;
+}
+
 int parse_double(const char *option, const char *s, double min, double max, double *out)
 {
 	char *end;

@@ -48,6 +48,9 @@ int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(pri
  * "srvscope: invalid value '<s>' for <option>: ..." and returns -1. */
 int parse_long(const char *option, const char *s, long min, long max, long *out);
 int parse_double(const char *option, const char *s, double min, double max, double *out);
+/* "-p PID[,PID...]": appends each to *pids (grown with xrealloc; *nr counts them). An
+ * empty list or a bad PID prints one line and returns -1. */
+int parse_pid_list(const char *s, pid_t **pids, size_t *nr);
 
 /* FNV-1a over bytes, continuing from h (FNV1A_INIT to start): the hash of the project's
  * string-keyed tables. */
