@@ -616,7 +616,12 @@ static void syscall_event(struct walk *w, const struct rec *e)
 		u64map__put(&w->ever, fdkey(e->h.pid, ret), 1);
 		break;
 	case NR_CLOSE:
-		if (ret == 0)
+		/* A close by another thread that began before the connection now at fd was
+		 * accepted closed the fd's previous holder (the accept took the number as
+		 * soon as it was free, and already ended that one): its exit, recorded after
+		 * the accept's on another CPU, must not end the new connection. */
+		c = conn_at(w, e->h.pid, fd);
+		if (ret == 0 && !(c && c->accept_tid != e->h.tid && c->accept_ns > e->sc.enter_ts))
 			fd_closed(w, e->h.pid, fd, e->h.ts);
 		break;
 	case NR_SOCKET:
