@@ -156,6 +156,7 @@ struct clone_model {
 
 	struct clone_dist request, response;
 	double on_cpu_us_per_request;
+	bool cpu_unrecorded; /* it is the model's figure without the recorder */
 	unsigned nsteps;
 	struct clone_step steps[CLONE_MAX_STEPS];
 	uint64_t file_size;    /* the scratch file per-request file work uses */

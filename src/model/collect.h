@@ -20,4 +20,12 @@ struct collect_opts {
  * when it ran (res: what the built-in client measured). */
 int model__collect(const struct collect_opts *co, struct load_result *res, int *load_err);
 
+/* The CPU per request of the threads tids (the network threads) with nothing recording:
+ * the built-in load of co->spec runs once more, unrecorded, and their CPU time over it
+ * (/proc/TID/schedstat) is divided by the requests it completed. The recorder's own cost
+ * on those threads (its syscall and scheduler probes) is not in it. Returns 0 with *us_out,
+ * or -errno: -ESRCH when one of the threads is gone, the load's error. */
+int model__cpu_unrecorded(const struct collect_opts *co, const uint32_t *tids, size_t n,
+			  double *us_out);
+
 #endif

@@ -249,6 +249,10 @@ struct model {
 	struct model_listen listen[16];
 	size_t nr_listen;
 	const struct trace **traces; /* per run, for naming frames; may be NULL */
+	/* The network threads' CPU per request in a run without the recorder (its probes
+	 * cost the traced threads CPU), when measured. */
+	double cpu_us_unrecorded;
+	bool have_cpu_unrecorded;
 };
 
 /* Clusters the threads of every run, names the roles and derives the network model. The

@@ -569,9 +569,11 @@ static json_t *profile_json(const struct model *m, struct sc_sum *sum, size_t *n
 		}
 	}
 	*nr_out = (size_t)nr;
-	return json_pack("{s:I, s:f, s:I, s:o}", "requests", (json_int_t)cycles,
-			 "on_cpu_us_per_request", cycles ? on_ns / 1e3 / cycles : 0.0, "unknown",
-			 (json_int_t)unknown, "syscalls", a);
+	return json_pack("{s:I, s:f, s:o, s:I, s:o}", "requests", (json_int_t)cycles,
+			 "on_cpu_us_per_request", cycles ? on_ns / 1e3 / cycles : 0.0,
+			 "on_cpu_us_per_request_unrecorded",
+			 m->have_cpu_unrecorded ? json_real(m->cpu_us_unrecorded) : json_null(),
+			 "unknown", (json_int_t)unknown, "syscalls", a);
 }
 
 static uint64_t cycle_key(const struct model_cycle *c)
@@ -831,7 +833,10 @@ void model__print_summary(const struct model *m, FILE *f)
 	for (i = 0; i < 6 && sum[i].s.count && cycles; i++)
 		fprintf(f, "%s%s %.2f", i ? ", " : "", syscall__name(sum[i].nr, buf, sizeof(buf)),
 			(double)sum[i].s.count / cycles);
-	if (cycles)
+	if (cycles && m->have_cpu_unrecorded)
+		fprintf(f, "; %.1f us on-CPU (%.1f unrecorded)\n", on_ns / 1e3 / cycles,
+			m->cpu_us_unrecorded);
+	else if (cycles)
 		fprintf(f, "; %.1f us on-CPU\n", on_ns / 1e3 / cycles);
 	else
 		fprintf(f, "no request/response cycle seen\n");
