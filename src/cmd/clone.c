@@ -124,8 +124,10 @@ int cmd_clone(int argc, char **argv)
 	if (framing && m.proto != CLONE_RAW)
 		return usage_error("clone", "--framing is for a model whose load is not memcached, "
 					    "redis nor HTTP (this one's is)");
-	if (cpu_us >= 0)
+	if (cpu_us >= 0) { /* one figure at every load */
 		m.on_cpu_us_per_request = cpu_us;
+		m.cpu_line = false;
+	}
 	if (framing && !strcmp(framing, "line"))
 		m.proto = CLONE_LINE;
 	if (co.load && !check)

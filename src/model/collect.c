@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "model/collect.h"
+#include "model/model.h"
 #include "record/record.h"
 #include "util/util.h"
 
@@ -122,48 +123,56 @@ int model__collect(const struct collect_opts *co, struct load_result *res, int *
 	return err;
 }
 
-/* Nanoseconds on CPU of the threads tids so far (schedstat's first field). */
-static int threads_cpu_ns(const uint32_t *tids, size_t n, uint64_t *ns)
+/* CPU nanoseconds and sched-ins of the threads tids so far (schedstat's first and third
+ * fields). */
+static int threads_sched(const uint32_t *tids, size_t n, uint64_t *ns, uint64_t *ins)
 {
+	unsigned long long v, w, k;
 	char path[64];
-	unsigned long long v;
 	size_t i;
 	FILE *f;
 	int got;
 
-	*ns = 0;
+	*ns = *ins = 0;
 	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "/proc/%u/schedstat", tids[i]);
 		f = fopen(path, "r");
 		if (!f)
 			return -ESRCH;
-		got = fscanf(f, "%llu", &v);
+		got = fscanf(f, "%llu %llu %llu", &v, &w, &k);
 		fclose(f);
-		if (got != 1)
+		if (got != 3)
 			return -ESRCH;
 		*ns += v;
+		*ins += k;
 	}
 	return 0;
 }
 
 int model__cpu_unrecorded(const struct collect_opts *co, const uint32_t *tids, size_t n,
-			  double *us_out)
+			  struct model_cpu_run *out)
 {
 	static const volatile int no_stop;
 	struct load_result res;
-	uint64_t t0, t1;
+	uint64_t t0, t1, k0, k1;
 	int err;
 
 	if (!n)
 		return -ESRCH;
-	if ((err = threads_cpu_ns(tids, n, &t0)))
+	if ((err = threads_sched(tids, n, &t0, &k0)))
 		return err;
 	if ((err = load__run(&co->spec, &res, &no_stop)))
 		return err;
-	if ((err = threads_cpu_ns(tids, n, &t1)))
+	if ((err = threads_sched(tids, n, &t1, &k1)))
 		return err;
 	if (!res.completed)
 		return -ENODATA;
-	*us_out = (double)(t1 - t0) / 1e3 / (double)res.completed;
+	*out = (struct model_cpu_run){
+		.conns = co->spec.conns,
+		.rate = co->spec.rate,
+		.requests = res.completed,
+		.cpu_us = (double)(t1 - t0) / 1e3 / (double)res.completed,
+		.wakeups = (double)(k1 - k0) / (double)res.completed,
+	};
 	return 0;
 }

@@ -20,12 +20,13 @@ struct collect_opts {
  * when it ran (res: what the built-in client measured). */
 int model__collect(const struct collect_opts *co, struct load_result *res, int *load_err);
 
-/* The CPU per request of the threads tids (the network threads) with nothing recording:
- * the built-in load of co->spec runs once more, unrecorded, and their CPU time over it
- * (/proc/TID/schedstat) is divided by the requests it completed. The recorder's own cost
- * on those threads (its syscall and scheduler probes) is not in it. Returns 0 with *us_out,
- * or -errno: -ESRCH when one of the threads is gone, the load's error. */
+/* The threads tids' (the network threads') CPU per request with nothing recording: the
+ * built-in load of co->spec runs once more, unrecorded, and their CPU time and sched-ins
+ * over it (/proc/TID/schedstat) are divided by the requests it completed (the recorder's
+ * own cost on those threads, its syscall and scheduler probes, is not in it). Returns 0
+ * with *out, or -errno: -ESRCH when a thread is gone, the load's error. */
+struct model_cpu_run; /* model.h */
 int model__cpu_unrecorded(const struct collect_opts *co, const uint32_t *tids, size_t n,
-			  double *us_out);
+			  struct model_cpu_run *out);
 
 #endif

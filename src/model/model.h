@@ -232,6 +232,15 @@ struct model_netmodel {
 	bool found; /* a connection was seen at all */
 };
 
+/* A load run without the recorder: the network threads' CPU time and sched-ins (wake-ups
+ * and preemptions) per request the client completed. */
+struct model_cpu_run {
+	unsigned conns;
+	double rate; /* 0: closed loop, the peak */
+	uint64_t requests;
+	double cpu_us, wakeups; /* per request */
+};
+
 struct model {
 	struct model_run *runs;
 	size_t nr_runs;
@@ -249,10 +258,10 @@ struct model {
 	struct model_listen listen[16];
 	size_t nr_listen;
 	const struct trace **traces; /* per run, for naming frames; may be NULL */
-	/* The network threads' CPU per request in a run without the recorder (its probes
-	 * cost the traced threads CPU), when measured. */
-	double cpu_us_unrecorded;
-	bool have_cpu_unrecorded;
+	/* The network threads' CPU per request in runs without the recorder (its probes cost
+	 * the traced threads CPU): at the last run's rate, then at peak. */
+	struct model_cpu_run cpu_unrecorded[2];
+	unsigned nr_cpu_unrecorded;
 };
 
 /* Clusters the threads of every run, names the roles and derives the network model. The
