@@ -210,8 +210,9 @@ static void cpu_unrecorded(struct model *m, pid_t pid, const struct load_target 
 		if (last->thr[i].network)
 			tids[n++] = last->thr[i].tid;
 	for (k = 0; k < 2 && !err && !record__signalled(); k++) {
-		co.spec = load_of_run(target, last->conns, k ? 0 : last->rate, last->duration_s,
-				      reconnect);
+		/* a second at most: schedstat counts nanoseconds, 2000 requests are plenty */
+		co.spec = load_of_run(target, last->conns, k ? 0 : last->rate,
+				      last->duration_s < 1 ? last->duration_s : 1, reconnect);
 		fprintf(stderr,
 			"srvscope: model: CPU per request without recording: %u connection(s), "
 			"%s, %g s\n",
