@@ -248,6 +248,10 @@ static void ctl_read(struct cpu_ctl *ctl, uint64_t *ns, uint64_t *ins)
 			return;
 		}
 	}
+	if (ctl->fd >= 0) { /* unreadable: the one figure from now on */
+		close(ctl->fd);
+		ctl->fd = -1;
+	}
 	*ns = thread_cpu_ns();
 	*ins = 0;
 }
@@ -1505,6 +1509,16 @@ int clone__run(const struct clone_model *m, const struct clone_opts *o, struct c
 			: m->proto == CLONE_HTTP    ? "HTTP/1.1"
 			: m->proto == CLONE_LINE    ? "newline-framed requests"
 						    : "raw request/response sizes");
+	if (!o->quiet && m->cpu_line)
+		fprintf(stderr,
+			"srvscope: clone: CPU per request aimed at %.1f + %.1f us per wake-up per "
+			"request (the model's, without its recorder)\n",
+			m->cpu_w_us, m->cpu_k_us);
+	else if (!o->quiet && m->on_cpu_us_per_request > 0)
+		fprintf(stderr,
+			"srvscope: clone: CPU per request aimed at %.1f us (the model's%s)\n",
+			m->on_cpu_us_per_request,
+			m->cpu_unrecorded ? ", without its recorder" : "");
 	if (o->ready_fd >= 0) {
 		dprintf(o->ready_fd, "%d\n", ntohs(bind_addr.sin_port));
 		close(o->ready_fd);
