@@ -8,7 +8,8 @@
 # The clones are of tests/fixtures/models/*.json (written from these servers), or of
 # models made here by `srvscope model` when srvscope has it (MODEL=fixture forces the
 # former). Prints the table and the clone/original ratios (goal: 0.85 to 1.15).
-#   ROUNDS=3 SECS=3 CONNS=8 [RATE=R] [SERVERS="memcached redis nginx"] bench/clone.sh
+#   ROUNDS=3 SECS=3 CONNS=8 [RATE=R] [SERVERS="memcached redis nginx"] [VERBOSE=1] bench/clone.sh
+# (VERBOSE=1: every round's figures and the model's cpu_unrecorded on stderr)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/memcached.sh"
 bench_need clone.sh memcached redis-server nginx python3
@@ -114,6 +115,10 @@ for s in $SERVERS; do
 		measure "o.$s" "$orig" "$(url "$s" "$op")" "$rate"
 		measure "c.$s" "$clone" "$(url "$s" "$cp_")" "$rate"
 	done
+	if [ -n "${VERBOSE:-}" ]; then # every round, and the model's CPU per request unrecorded
+		paste "$OUT/o.$s" "$OUT/c.$s" | sed "s/^/$s rounds (original | clone): /" >&2
+		python3 -c 'import json, sys; print(sys.argv[2], "model:", json.load(open(sys.argv[1]))["syscall_profile"].get("cpu_unrecorded"))' "$model" "$s" >&2
+	fi
 	for who in o c; do
 		for col in 1 2 3; do
 			eval "${who}$col=$(awk -v c=$col '{print $c}' "$OUT/$who.$s" | median)"

@@ -794,13 +794,13 @@ static int parse_cpu_line(struct ctx *c, const json_t *sp, struct clone_model *m
 		return fail(c, "syscall_profile.cpu_unrecorded is not an array");
 	for (i = 0; i < json_array_size(a) && i < 2; i++) {
 		const json_t *r = json_array_get(a, i);
+		char where[48];
 
+		snprintf(where, sizeof(where), "syscall_profile.cpu_unrecorded[%zu]", i);
 		if (!json_is_object(r))
-			return fail(c, "syscall_profile.cpu_unrecorded[%zu] is not an object", i);
-		if (get_num(c, r, "syscall_profile.cpu_unrecorded[]", "cpu_us_per_request", 0, 10e6,
-			    false, true, 0, &cpu[i]) ||
-		    get_num(c, r, "syscall_profile.cpu_unrecorded[]", "wakeups_per_request", 0, 1e6,
-			    false, true, 0, &wk[i]))
+			return fail(c, "%s is not an object", where);
+		if (get_num(c, r, where, "cpu_us_per_request", 0, 10e6, false, true, 0, &cpu[i]) ||
+		    get_num(c, r, where, "wakeups_per_request", 0, 1e6, false, true, 0, &wk[i]))
 			return -EINVAL;
 	}
 	/* two loads that woke the threads differently, the busier one cheaper per request */

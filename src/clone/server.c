@@ -18,6 +18,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
@@ -211,62 +212,41 @@ static void calibrate(void)
  * clock read per window adds little to the clone's syscalls.
  *
  * A server's CPU per request falls as the load rises (at 2000 req/s memcached's and redis's
- * threads wake for every request, cold, 30-40 us; at peak one wake-up serves several,
- * 7-15 us): the model measured it at its rate and at peak with the wake-ups per request
+ * threads wake, cold, for about every request, 23 us; at peak one wake-up serves several,
+ * 7-10 us): the model measured it at its rate and at peak with the wake-ups per request
  * (cpu_unrecorded), and the clone aims at that line, w + k * (its own wake-ups per request
- * in the window, from /proc/thread-self/schedstat), all the time. A model without it gives
- * one figure: the clone aims at it over its first CALIBRATION_ROUNDS windows (a few thousand
- * requests, under the model's load) and then keeps the spin. */
+ * in the window, from getrusage), all the time. A model without it gives one figure: the clone aims
+ * at it over its first CALIBRATION_ROUNDS windows (a few thousand requests, under the model's load)
+ * and then keeps the spin. */
 #define CALIBRATION_ROUNDS 12
 static _Atomic int calibrations;
 
 struct cpu_ctl {
 	uint64_t t0, k0;
 	unsigned n, window;
-	int fd; /* this thread's schedstat, -1 none */
-	bool opened;
 };
 
-/* The thread's CPU nanoseconds and sched-ins: from its schedstat (one pread), or its CPU
- * clock and 0 when there is none. */
-static void ctl_read(struct cpu_ctl *ctl, uint64_t *ns, uint64_t *ins)
+/* The thread's CPU nanoseconds (user + system: their sum is the scheduler's exact
+ * runtime) and its voluntary switches, the times it blocked and was woken (preemptions
+ * left out: a thread that spins longer is preempted more, which is no wake-up). */
+static void ctl_read(uint64_t *ns, uint64_t *wakes)
 {
-	unsigned long long a, b, k;
-	char buf[96];
-	ssize_t r;
+	struct rusage ru;
 
-	if (!ctl->opened) {
-		ctl->opened = true;
-		ctl->fd = M->cpu_line ? open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC)
-				      : -1;
+	if (getrusage(RUSAGE_THREAD, &ru)) {
+		*ns = thread_cpu_ns();
+		*wakes = 0;
+		return;
 	}
-	if (ctl->fd >= 0 && (r = pread(ctl->fd, buf, sizeof(buf) - 1, 0)) > 0) {
-		buf[r] = 0;
-		if (sscanf(buf, "%llu %llu %llu", &a, &b, &k) == 3) {
-			*ns = a;
-			*ins = k;
-			return;
-		}
-	}
-	if (ctl->fd >= 0) { /* unreadable: the one figure from now on */
-		close(ctl->fd);
-		ctl->fd = -1;
-	}
-	*ns = thread_cpu_ns();
-	*ins = 0;
-}
-
-static void ctl_close(struct cpu_ctl *ctl)
-{
-	if (ctl->opened && ctl->fd >= 0)
-		close(ctl->fd);
-	ctl->opened = false;
+	*ns = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+	      (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
+	*wakes = (uint64_t)ru.ru_nvcsw;
 }
 
 static void request_work(struct cpu_ctl *ctl)
 {
 	int64_t s = atomic_load_explicit(&spin_ns, memory_order_relaxed);
-	uint64_t ns, ins;
+	uint64_t ns, wakes;
 
 	if (M->on_cpu_us_per_request <= 0 && !M->cpu_line)
 		return;
@@ -277,16 +257,17 @@ static void request_work(struct cpu_ctl *ctl)
 	if (!ctl->window)
 		ctl->window = 256;
 	if (!ctl->n++) {
-		ctl_read(ctl, &ctl->t0, &ctl->k0);
+		ctl_read(&ctl->t0, &ctl->k0);
 	} else if (ctl->n == ctl->window + 1) {
 		double per, want;
 		int64_t next;
 
-		ctl_read(ctl, &ns, &ins);
+		ctl_read(&ns, &wakes);
 		per = (double)(ns - ctl->t0) / ctl->window;
 		want = M->on_cpu_us_per_request * 1000.0;
-		if (M->cpu_line && ctl->fd >= 0)
-			want = (M->cpu_w_us + M->cpu_k_us * (double)(ins - ctl->k0) / ctl->window) *
+		if (M->cpu_line)
+			want = (M->cpu_w_us +
+				M->cpu_k_us * (double)(wakes - ctl->k0) / ctl->window) *
 			       1000.0;
 		next = s + (int64_t)((want - per) / 2);
 		if (next < 0)
@@ -994,7 +975,6 @@ static void conn_loop(int fd)
 	close_conn(&n, c);
 	c = NULL;
 out:
-	ctl_close(&n.ctl);
 	free(n.conns);
 	free(n.out);
 	if (n.filefd >= 0)

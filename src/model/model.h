@@ -232,8 +232,8 @@ struct model_netmodel {
 	bool found; /* a connection was seen at all */
 };
 
-/* A load run without the recorder: the network threads' CPU time and sched-ins (wake-ups
- * and preemptions) per request the client completed. */
+/* A load run without the recorder: the network threads' CPU time and voluntary switches
+ * (wake-ups) per request the client completed. */
 struct model_cpu_run {
 	unsigned conns;
 	double rate; /* 0: closed loop, the peak */
