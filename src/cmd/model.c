@@ -218,6 +218,17 @@ static void cpu_unrecorded(struct model *m, pid_t pid, const struct load_target 
 			"%s, %g s\n",
 			co.spec.conns, k ? "peak" : "the last run's rate", co.spec.duration_s);
 		err = model__cpu_unrecorded(&co, tids, n, &m->cpu_unrecorded[k]);
+		/* A peak no faster than twice the fixed rate is a machine busy with other work
+		 * the whole second: once more, and the faster of the two. */
+		if (!err && k &&
+		    m->cpu_unrecorded[1].requests < 2 * last->rate * co.spec.duration_s &&
+		    !record__signalled()) {
+			struct model_cpu_run again;
+
+			if (!model__cpu_unrecorded(&co, tids, n, &again) &&
+			    again.requests > m->cpu_unrecorded[1].requests)
+				m->cpu_unrecorded[1] = again;
+		}
 		if (!err)
 			m->nr_cpu_unrecorded = k + 1;
 	}
