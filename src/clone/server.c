@@ -357,7 +357,8 @@ struct net {
 	pthread_mutex_t lock;
 	int *queue;
 	size_t qlen, qcap;
-	int listen_fd; /* event loops that accept: their listener, else -1 */
+	int listen_fd;	  /* event loops that accept: their listener, else -1 */
+	unsigned accepts; /* connections it accepted */
 	uint64_t seed;
 	char *out;
 	size_t outcap, outlen;
@@ -890,9 +891,11 @@ static void epoll_loop(struct net *n, bool single)
 					new_conn(n, cfd);
 					epoll_add(n, cfd, 0);
 				}
-				if (M->epoll_exclusive) { /* nginx takes the listener out and
-							   * adds it back exclusive after
-							   * accepting: as it does */
+				/* nginx takes the exclusive listener out and adds it back
+				 * every 16th accept of a worker (else the first worker that
+				 * added it gets nearly every connection): its model has 160
+				 * epoll_ctl for 140 accepts, 10 of them removals */
+				if (M->epoll_exclusive && cfd >= 0 && n->accepts++ % 16 == 0) {
 					count(CS_EPOLL_CTL);
 					epoll_ctl(n->epfd, EPOLL_CTL_DEL, fd, NULL);
 					epoll_add(n, fd, EPOLLEXCLUSIVE);
