@@ -207,24 +207,35 @@ static void calibrate(void)
 }
 
 /* Per network thread: every window of requests, the CPU they took against the modelled
- * CPU per request, and the shared spin moved by half the difference. The window grows
- * from 256 to 1024 requests (shorter ones catch too few wake-ups and aim low), so the
- * clock read per window adds little to the clone's syscalls.
+ * CPU per request, and the shared spin moved by half the difference. A window is 64
+ * requests at least (fewer catch too few wake-ups and aim low), and ends after 100 ms or
+ * 1024 requests: at 1000 requests/s a thread then follows a change of load within half a
+ * second (a window of 1024 requests took a second; after a peak run the spin stayed low for
+ * the whole of the next 3 s run at the model's rate), and the one getrusage per window is
+ * a few hundredths of a syscall per request at most.
  *
  * A server's CPU per request falls as the load rises (at 2000 req/s memcached's and redis's
  * threads wake, cold, for about every request, 23 us; at peak one wake-up serves several,
  * 7-10 us): the model measured it at its rate and at peak with the wake-ups per request
  * (cpu_unrecorded), and the clone aims at that line, w + k * (its own wake-ups per request
- * in the window, from getrusage), all the time. A model without it gives one figure: the clone aims
- * at it over its first CALIBRATION_ROUNDS windows (a few thousand requests, under the model's load)
- * and then keeps the spin. */
+ * in the window, from getrusage), all the time. A model without it gives one figure: the
+ * clone aims at it over its first CALIBRATION_ROUNDS windows (under the model's load) and
+ * then keeps the spin. */
 #define CALIBRATION_ROUNDS 12
 static _Atomic int calibrations;
 
 struct cpu_ctl {
-	uint64_t t0, k0;
-	unsigned n, window;
+	uint64_t t0, k0, w0; /* the window's start: CPU, wake-ups, monotonic clock */
+	unsigned n;
 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
 
 /* The thread's CPU nanoseconds (user + system: their sum is the scheduler's exact
  * runtime) and its voluntary switches, the times it blocked and was woken (preemptions
@@ -254,20 +265,24 @@ static void request_work(struct cpu_ctl *ctl)
 	if (!M->cpu_line &&
 	    atomic_load_explicit(&calibrations, memory_order_relaxed) >= CALIBRATION_ROUNDS)
 		return;
-	if (!ctl->window)
-		ctl->window = 256;
 	if (!ctl->n++) {
 		ctl_read(&ctl->t0, &ctl->k0);
-	} else if (ctl->n == ctl->window + 1) {
+		ctl->w0 = mono_ns();
+		return;
+	}
+	/* the clock read every 16 requests: a vDSO call, but a syscall where there is none */
+	if (ctl->n <= 64 || (ctl->n <= 1024 && (ctl->n % 16 || mono_ns() - ctl->w0 < 100000000)))
+		return;
+	{
+		unsigned reqs = ctl->n - 1;
 		double per, want;
 		int64_t next;
 
 		ctl_read(&ns, &wakes);
-		per = (double)(ns - ctl->t0) / ctl->window;
+		per = (double)(ns - ctl->t0) / reqs;
 		want = M->on_cpu_us_per_request * 1000.0;
 		if (M->cpu_line)
-			want = (M->cpu_w_us +
-				M->cpu_k_us * (double)(wakes - ctl->k0) / ctl->window) *
+			want = (M->cpu_w_us + M->cpu_k_us * (double)(wakes - ctl->k0) / reqs) *
 			       1000.0;
 		next = s + (int64_t)((want - per) / 2);
 		if (next < 0)
@@ -277,8 +292,6 @@ static void request_work(struct cpu_ctl *ctl)
 		atomic_store_explicit(&spin_ns, next, memory_order_relaxed);
 		atomic_fetch_add_explicit(&calibrations, 1, memory_order_relaxed);
 		ctl->n = 0;
-		if (ctl->window < 1024)
-			ctl->window *= 2;
 	}
 }
 
