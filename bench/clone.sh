@@ -1,14 +1,15 @@
 #!/bin/bash
 # bench/clone.sh: each original server (memcached -t 4, redis-server, nginx with 2 workers)
 # beside its srvscope clone, in one run on one machine, under the same built-in load:
-# p50 latency at a fixed rate (the model's, or RATE), CPU per request (utime+stime of the
-# whole process tree from /proc/PID/stat over the fixed-rate run), peak throughput (closed
+# p50 latency at a fixed rate (the model's, or RATE), CPU per request (the whole process
+# tree's CPU time from /proc/PID/task/*/schedstat over the fixed-rate run), peak throughput (closed
 # loop). Original and
 # clone take turns, ROUNDS times (medians), so a busy machine weighs on both alike.
 # The clones are of tests/fixtures/models/*.json (written from these servers), or of
 # models made here by `srvscope model` when srvscope has it (MODEL=fixture forces the
 # former). Prints the table and the clone/original ratios (goal: 0.85 to 1.15).
-#   ROUNDS=3 SECS=3 CONNS=8 [RATE=R] [SERVERS="memcached redis nginx"] bench/clone.sh
+#   ROUNDS=3 SECS=3 CONNS=8 [RATE=R] [SERVERS="memcached redis nginx"] [VERBOSE=1] bench/clone.sh
+# (VERBOSE=1: every round's figures and the model's cpu_unrecorded on stderr)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/memcached.sh"
 bench_need clone.sh memcached redis-server nginx python3
@@ -18,14 +19,19 @@ SERVERS=${SERVERS:-"memcached redis nginx"}
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 wait_port() { for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 tree() { local c; echo "$1"; for c in $(pgrep -P "$1"); do tree "$c"; done; }
-# tree_cpu PID: clock ticks of the tree (the root's reaped children included)
+# tree_cpu PID: nanoseconds on CPU of the tree's threads (schedstat: exact, where utime and
+# stime come in clock ticks, 8 % of a 3 s run at 2000 req/s), and the root's reaped
+# children (cutime + cstime, ticks: a process per connection)
 tree_cpu() {
-	local p t=0 f
+	local p t=0 f a
 	for p in $(tree "$1"); do
-		f=$(sed 's/^.*) //' /proc/"$p"/stat 2>/dev/null) || continue
-		set -- $f
-		t=$((t + ${12} + ${13}))
-		[ "$p" = "$ROOT" ] && t=$((t + ${14} + ${15}))
+		for f in /proc/"$p"/task/*/schedstat; do
+			read -r a _ <"$f" 2>/dev/null && t=$((t + a))
+		done
+		if [ "$p" = "$ROOT" ] && f=$(sed 's/^.*) //' /proc/"$p"/stat 2>/dev/null); then
+			set -- $f
+			t=$((t + (${14} + ${15}) * 1000000000 / $(getconf CLK_TCK)))
+		fi
 	done
 	echo $t
 }
@@ -80,11 +86,12 @@ measure() {
 	peak=$(echo "$out" | sed -n 's/.* s, \([0-9.]*\) req\/s.*/\1/p')
 	[ -n "$peak" ] && [ -n "$p50" ] && [ "${n:-0}" -gt 0 ] ||
 		{ echo "clone.sh: the load on $1 failed: $out" >&2; exit 1; }
-	echo "$peak $p50 $(awk -v t=$((c1 - c0)) -v n="$n" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.1f", t * 1e6 / hz / n}')" >>"$OUT/$1"
+	echo "$peak $p50 $(awk -v t=$((c1 - c0)) -v n="$n" 'BEGIN {printf "%.1f", t / 1e3 / n}')" >>"$OUT/$1"
 }
 
 use_model=fixture
 [ "${MODEL:-}" != fixture ] && "$SRVSCOPE" model --help >/dev/null 2>&1 && use_model=srvscope
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 printf '%-10s %-9s %12s %12s %14s\n' server who "peak req/s" "p50 us" "CPU us/req"
 for s in $SERVERS; do
 	op=$(free_port)
@@ -108,6 +115,10 @@ for s in $SERVERS; do
 		measure "o.$s" "$orig" "$(url "$s" "$op")" "$rate"
 		measure "c.$s" "$clone" "$(url "$s" "$cp_")" "$rate"
 	done
+	if [ -n "${VERBOSE:-}" ]; then # every round, and the model's CPU per request unrecorded
+		paste "$OUT/o.$s" "$OUT/c.$s" | sed "s/^/$s rounds (original | clone): /" >&2
+		python3 -c 'import json, sys; print(sys.argv[2], "model:", json.load(open(sys.argv[1]))["syscall_profile"].get("cpu_unrecorded"))' "$model" "$s" >&2
+	fi
 	for who in o c; do
 		for col in 1 2 3; do
 			eval "${who}$col=$(awk -v c=$col '{print $c}' "$OUT/$who.$s" | median)"
@@ -120,4 +131,4 @@ for s in $SERVERS; do
 	kill "$clone"; wait "$clone" 2>/dev/null
 	kill "$orig"; wait "$orig" 2>/dev/null
 done
-echo "(medians of $ROUNDS rounds taken in turn; $CONNS connections; p50 and CPU at the model's rate (req/s:$rates); peak closed loop; $SECS s each; models: $use_model)"
+echo "(medians of $ROUNDS rounds taken in turn; $CONNS connections; p50 and CPU at the model's rate (req/s:$rates); peak closed loop; $SECS s each; models: $use_model; load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end)"

@@ -156,6 +156,11 @@ struct clone_model {
 
 	struct clone_dist request, response;
 	double on_cpu_us_per_request;
+	bool cpu_unrecorded; /* it is the model's figure without the recorder */
+	/* CPU per request as a line of wake-ups per request, w + k * wake-ups, from the model's
+	 * runs without the recorder at its rate and at peak (cpu_line false: not known) */
+	bool cpu_line;
+	double cpu_w_us, cpu_k_us;
 	unsigned nsteps;
 	struct clone_step steps[CLONE_MAX_STEPS];
 	uint64_t file_size;    /* the scratch file per-request file work uses */

@@ -18,6 +18,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
@@ -206,40 +207,84 @@ static void calibrate(void)
 }
 
 /* Per network thread: every window of requests, the CPU they took against the modelled
- * CPU per request, and the shared spin moved by half the difference. The window grows
- * from 256 to 1024 requests (shorter ones catch too few wake-ups and aim low): the thread's CPU
- * clock is a real syscall (no vDSO), which a fixed short window would add to every profile of the
- * clone (3 % of its syscalls). After CALIBRATION_ROUNDS adjustments (a few thousand requests) the
- * spin stays: it stands for the application's own work per request, which does not change with the
- * load, while the kernel's share does (fewer wake-ups per request at peak, for the clone
- * as for the original). So the clone is calibrated under the load the model was taken
- * with, and then keeps its work when the load changes. */
+ * CPU per request, and the shared spin moved by half the difference. A window is 64
+ * requests at least (fewer catch too few wake-ups and aim low), and ends after 100 ms or
+ * 1024 requests: at 1000 requests/s a thread then follows a change of load within half a
+ * second (a window of 1024 requests took a second; after a peak run the spin stayed low for
+ * the whole of the next 3 s run at the model's rate), and the one getrusage per window is
+ * a few hundredths of a syscall per request at most.
+ *
+ * A server's CPU per request falls as the load rises (at 2000 req/s memcached's and redis's
+ * threads wake, cold, for about every request, 23 us; at peak one wake-up serves several,
+ * 7-10 us): the model measured it at its rate and at peak with the wake-ups per request
+ * (cpu_unrecorded), and the clone aims at that line, w + k * (its own wake-ups per request
+ * in the window, from getrusage), all the time. A model without it gives one figure: the
+ * clone aims at it over its first CALIBRATION_ROUNDS windows (under the model's load) and
+ * then keeps the spin. */
 #define CALIBRATION_ROUNDS 12
 static _Atomic int calibrations;
 
 struct cpu_ctl {
-	uint64_t t0;
-	unsigned n, window;
+	uint64_t t0, k0, w0; /* the window's start: CPU, wake-ups, monotonic clock */
+	unsigned n;
 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* The thread's CPU nanoseconds (user + system: their sum is the scheduler's exact
+ * runtime) and its voluntary switches, the times it blocked and was woken (preemptions
+ * left out: a thread that spins longer is preempted more, which is no wake-up). */
+static void ctl_read(uint64_t *ns, uint64_t *wakes)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru)) {
+		*ns = thread_cpu_ns();
+		*wakes = 0;
+		return;
+	}
+	*ns = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+	      (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
+	*wakes = (uint64_t)ru.ru_nvcsw;
+}
 
 static void request_work(struct cpu_ctl *ctl)
 {
 	int64_t s = atomic_load_explicit(&spin_ns, memory_order_relaxed);
+	uint64_t ns, wakes;
 
-	if (M->on_cpu_us_per_request <= 0)
+	if (M->on_cpu_us_per_request <= 0 && !M->cpu_line)
 		return;
 	spin_us(s / 1000.0);
-	if (atomic_load_explicit(&calibrations, memory_order_relaxed) >= CALIBRATION_ROUNDS)
+	if (!M->cpu_line &&
+	    atomic_load_explicit(&calibrations, memory_order_relaxed) >= CALIBRATION_ROUNDS)
 		return;
-	if (!ctl->window)
-		ctl->window = 256;
 	if (!ctl->n++) {
-		ctl->t0 = thread_cpu_ns();
-	} else if (ctl->n == ctl->window + 1) {
-		double per = (double)(thread_cpu_ns() - ctl->t0) / ctl->window;
-		double want = M->on_cpu_us_per_request * 1000.0;
-		int64_t next = s + (int64_t)((want - per) / 2);
+		ctl_read(&ctl->t0, &ctl->k0);
+		ctl->w0 = mono_ns();
+		return;
+	}
+	/* the clock read every 16 requests: a vDSO call, but a syscall where there is none */
+	if (ctl->n <= 64 || (ctl->n <= 1024 && (ctl->n % 16 || mono_ns() - ctl->w0 < 100000000)))
+		return;
+	{
+		unsigned reqs = ctl->n - 1;
+		double per, want;
+		int64_t next;
 
+		ctl_read(&ns, &wakes);
+		per = (double)(ns - ctl->t0) / reqs;
+		want = M->on_cpu_us_per_request * 1000.0;
+		if (M->cpu_line)
+			want = (M->cpu_w_us + M->cpu_k_us * (double)(wakes - ctl->k0) / reqs) *
+			       1000.0;
+		next = s + (int64_t)((want - per) / 2);
 		if (next < 0)
 			next = 0;
 		if (next > want)
@@ -247,8 +292,6 @@ static void request_work(struct cpu_ctl *ctl)
 		atomic_store_explicit(&spin_ns, next, memory_order_relaxed);
 		atomic_fetch_add_explicit(&calibrations, 1, memory_order_relaxed);
 		ctl->n = 0;
-		if (ctl->window < 1024)
-			ctl->window *= 2;
 	}
 }
 
@@ -327,7 +370,8 @@ struct net {
 	pthread_mutex_t lock;
 	int *queue;
 	size_t qlen, qcap;
-	int listen_fd; /* event loops that accept: their listener, else -1 */
+	int listen_fd;	  /* event loops that accept: their listener, else -1 */
+	unsigned accepts; /* connections it accepted */
 	uint64_t seed;
 	char *out;
 	size_t outcap, outlen;
@@ -860,9 +904,11 @@ static void epoll_loop(struct net *n, bool single)
 					new_conn(n, cfd);
 					epoll_add(n, cfd, 0);
 				}
-				if (M->epoll_exclusive) { /* nginx takes the listener out and
-							   * adds it back exclusive after
-							   * accepting: as it does */
+				/* nginx takes the exclusive listener out and adds it back
+				 * every 16th accept of a worker (else the first worker that
+				 * added it gets nearly every connection): its model has 160
+				 * epoll_ctl for 140 accepts, 10 of them removals */
+				if (M->epoll_exclusive && cfd >= 0 && n->accepts++ % 16 == 0) {
 					count(CS_EPOLL_CTL);
 					epoll_ctl(n->epfd, EPOLL_CTL_DEL, fd, NULL);
 					epoll_add(n, fd, EPOLLEXCLUSIVE);
@@ -1459,6 +1505,16 @@ int clone__run(const struct clone_model *m, const struct clone_opts *o, struct c
 			: m->proto == CLONE_HTTP    ? "HTTP/1.1"
 			: m->proto == CLONE_LINE    ? "newline-framed requests"
 						    : "raw request/response sizes");
+	if (!o->quiet && m->cpu_line)
+		fprintf(stderr,
+			"srvscope: clone: CPU per request aimed at %.1f + %.1f us per wake-up per "
+			"request (the model's, without its recorder)\n",
+			m->cpu_w_us, m->cpu_k_us);
+	else if (!o->quiet && m->on_cpu_us_per_request > 0)
+		fprintf(stderr,
+			"srvscope: clone: CPU per request aimed at %.1f us (the model's%s)\n",
+			m->on_cpu_us_per_request,
+			m->cpu_unrecorded ? ", without its recorder" : "");
 	if (o->ready_fd >= 0) {
 		dprintf(o->ready_fd, "%d\n", ntohs(bind_addr.sin_port));
 		close(o->ready_fd);

@@ -24,8 +24,10 @@ static const char usage_text[] =
 	"  -P, --port P        TCP port to listen on (default: the model's; 0: any free one)\n"
 	"  -l, --listen ADDR   IPv4 address to listen on (default: the model's, 127.0.0.1)\n"
 	"  -q, --quiet         no line on stderr once it listens\n"
-	"      --cpu-us US     on-CPU microseconds per request to reproduce instead of the\n"
-	"                      model's (a model recorded under tracing counts its cost too)\n"
+	"      --cpu-us US     on-CPU microseconds per request to reproduce at every load,\n"
+	"                      instead of the model's (measured without the recorder at its\n"
+	"                      rate and at peak: the clone follows the line through the\n"
+	"                      two by its wake-ups per request)\n"
 	"      --framing F     for a model whose load is not memcached, redis nor HTTP: how\n"
 	"                      requests end: 'size' (the modelled request size, the default)\n"
 	"                      or 'line' (a newline; answers end with one too)\n"
@@ -124,8 +126,10 @@ int cmd_clone(int argc, char **argv)
 	if (framing && m.proto != CLONE_RAW)
 		return usage_error("clone", "--framing is for a model whose load is not memcached, "
 					    "redis nor HTTP (this one's is)");
-	if (cpu_us >= 0)
+	if (cpu_us >= 0) { /* one figure at every load */
 		m.on_cpu_us_per_request = cpu_us;
+		m.cpu_line = false;
+	}
 	if (framing && !strcmp(framing, "line"))
 		m.proto = CLONE_LINE;
 	if (co.load && !check)

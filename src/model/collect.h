@@ -22,4 +22,14 @@ struct collect_opts {
  * when it ran (res: what the built-in client measured). */
 int model__collect(const struct collect_opts *co, struct load_result *res, int *load_err);
 
+/* The threads tids' (the network threads') CPU per request with nothing recording: the
+ * built-in load of co->spec runs once more, unrecorded, in 3 slices, and their CPU time
+ * and voluntary switches over each (/proc/TID/schedstat, status) are divided by the requests it completed
+ * (the recorder's own cost on those threads, its syscall and scheduler probes, is not in
+ * it); *out is the median slice's. Returns 0 with *out, or -errno: -ESRCH when a thread is
+ * gone, the load's error. */
+struct model_cpu_run; /* model.h */
+int model__cpu_unrecorded(const struct collect_opts *co, const uint32_t *tids, size_t n,
+			  struct model_cpu_run *out);
+
 #endif

@@ -283,6 +283,15 @@ struct model_netmodel {
 	bool found; /* a connection was seen at all */
 };
 
+/* A load run without the recorder: the network threads' CPU time and voluntary switches
+ * (wake-ups) per request the client completed. */
+struct model_cpu_run {
+	unsigned conns;
+	double rate; /* 0: closed loop, the peak */
+	uint64_t requests;
+	double cpu_us, wakeups; /* per request */
+};
+
 struct model {
 	struct model_run *runs;
 	size_t nr_runs;
@@ -300,6 +309,10 @@ struct model {
 	struct model_listen listen[16];
 	size_t nr_listen;
 	const struct trace **traces; /* per run, for naming frames; may be NULL */
+	/* The network threads' CPU per request in runs without the recorder (its probes cost
+	 * the traced threads CPU): at the last run's rate, then at peak. */
+	struct model_cpu_run cpu_unrecorded[2];
+	unsigned nr_cpu_unrecorded;
 };
 
 /* Clusters the threads of every run, names the roles and derives the network model. The

@@ -521,6 +521,27 @@ static json_t *iov_json(const struct model_sc_stat *s)
 	return a;
 }
 
+/* The runs without the recorder (docs/model-json.md): null when there were none. */
+static json_t *cpu_runs_json(const struct model *m)
+{
+	json_t *a;
+	unsigned i;
+
+	if (!m->nr_cpu_unrecorded)
+		return json_null();
+	a = json_array();
+	for (i = 0; i < m->nr_cpu_unrecorded; i++) {
+		const struct model_cpu_run *c = &m->cpu_unrecorded[i];
+
+		json_array_append_new(a,
+				      json_pack("{s:I, s:f, s:I, s:f, s:f}", "conns",
+						(json_int_t)c->conns, "rate", c->rate, "requests",
+						(json_int_t)c->requests, "cpu_us_per_request",
+						c->cpu_us, "wakeups_per_request", c->wakeups));
+	}
+	return a;
+}
+
 static json_t *profile_json(const struct model *m, struct sc_sum *sum, size_t *nr_out)
 {
 	uint64_t cycles = 0, on_ns = 0, unknown = 0;
@@ -593,9 +614,12 @@ static json_t *profile_json(const struct model *m, struct sc_sum *sum, size_t *n
 		}
 	}
 	*nr_out = (size_t)nr;
-	return json_pack("{s:I, s:f, s:I, s:o}", "requests", (json_int_t)cycles,
-			 "on_cpu_us_per_request", cycles ? on_ns / 1e3 / cycles : 0.0, "unknown",
-			 (json_int_t)unknown, "syscalls", a);
+	return json_pack(
+		"{s:I, s:f, s:o, s:o, s:I, s:o}", "requests", (json_int_t)cycles,
+		"on_cpu_us_per_request", cycles ? on_ns / 1e3 / cycles : 0.0,
+		"on_cpu_us_per_request_unrecorded",
+		m->nr_cpu_unrecorded ? json_real(m->cpu_unrecorded[0].cpu_us) : json_null(),
+		"cpu_unrecorded", cpu_runs_json(m), "unknown", (json_int_t)unknown, "syscalls", a);
 }
 
 static uint64_t cycle_key(const struct model_cycle *c)
@@ -958,7 +982,10 @@ void model__print_summary(const struct model *m, FILE *f)
 	for (i = 0; i < 6 && sum[i].s.count && cycles; i++)
 		fprintf(f, "%s%s %.2f", i ? ", " : "", syscall__name(sum[i].nr, buf, sizeof(buf)),
 			(double)sum[i].s.count / cycles);
-	if (cycles)
+	if (cycles && m->nr_cpu_unrecorded)
+		fprintf(f, "; %.1f us on-CPU (%.1f unrecorded)\n", on_ns / 1e3 / cycles,
+			m->cpu_unrecorded[0].cpu_us);
+	else if (cycles)
 		fprintf(f, "; %.1f us on-CPU\n", on_ns / 1e3 / cycles);
 	else
 		fprintf(f, "no request/response cycle seen\n");

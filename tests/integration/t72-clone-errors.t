@@ -33,6 +33,8 @@ bad unknown-io 'm["network_model"]["network_io"] = "carrier-pigeon"' "network_io
 bad iov-negative 'm["syscall_profile"]["cycle"][1]["iov"] = [19, -5]' 'cycle\[1\].iov\[1\] is not a length'
 bad unknown-cluster 'm["network_model"]["roles"]["network"] = [42]' 'names cluster 42, which is not in clusters'
 bad string-size 'm["request"]["request_bytes"]["p50"] = "ten"' 'request_bytes.p50 is not a number'
+bad cpu-wakeups-negative 'm["syscall_profile"]["cpu_unrecorded"] = [{"cpu_us_per_request": 20, "wakeups_per_request": 1}, {"cpu_us_per_request": 7, "wakeups_per_request": -1}]' 'cpu_unrecorded\[1\].wakeups_per_request is -1'
+bad cpu-not-array 'm["syscall_profile"]["cpu_unrecorded"] = 5' 'cpu_unrecorded is not an array'
 
 printf '{"schema": "srvscope-model", "version": 1, ' >"$TMP/cut.json"
 out=$("$SRVSCOPE" clone "$TMP/cut.json" 2>&1); rc=$?

@@ -30,14 +30,16 @@ for s in nginx; do
 	curl_url=${url%%://*}://127.0.0.1:$CLONE_PORT/
 	model "$s clone" "$CLONE_PID" "$curl_url" "$TMP/$s.clone.json" || { stop_clone TERM "$s"; continue; }
 	out=$(python3 "$CH" compare "$TMP/$s.orig.json" "$TMP/$s.clone.json"); rc=$?
-	# Syscalls per request within 10 % is the issue's bar; the clone still misses it now and
-	# then (its requests batch differently: every syscall 10-15 % above the original's, the
-	# network model the same). That alone is a known gap (TAP TODO, issue 11), shown in
-	# every run; any other difference fails.
+	# Syscalls per request within 10 % is the issue's bar. The waits alone may miss it: how
+	# many connections one epoll_wait finds ready varies from run to run, for the original
+	# as for the clone (nginx's own model: 0.70 to 1.03 epoll_wait per request, its clone's
+	# 0.88 to 1.02, on the shared 2-core machine; the reads and writes per request stay
+	# within 2 %). That alone is a known gap (TAP TODO, issue 11), shown in every run; any
+	# other difference, the reads and writes per request among them, fails.
 	if [ $rc -ne 0 ] && ! printf '%s' "$out" | sed 's/^[^:]*: the clone.s model is the original.s: //' |
-		tr ';' '\n' | grep -vq "per request, the clone"; then
+		tr ';' '\n' | grep -Evq "^ *(epoll_wait|epoll_pwait|poll|select): [0-9.]+ per request, the clone"; then
 		_n=$((_n + 1))
-		echo "not ok $_n - $s: the clone's model is the original's: $out # TODO syscalls per request off by more than 10 %"
+		echo "not ok $_n - $s: the clone's model is the original's: $out # TODO waits per request off by more than 10 % (load average $(cut -d' ' -f1-3 /proc/loadavg))"
 	else
 		ok $rc "$s: the clone's model is the original's: $out"
 	fi

@@ -212,6 +212,34 @@ static void test_fork_per_conn(void)
 	trace__close(t);
 }
 
+static void test_fd_reuse(void)
+{
+	struct tb b;
+	struct trace *t;
+	struct model *m;
+	uint64_t ts = 10000;
+	int i;
+
+	tb_open(&b);
+	sc(&b, ts, 100, 100, 43, 10, 5, 0, 0);
+	for (i = 0; i < 3; i++, ts += 1000)
+		cycle(&b, ts + 1000, 101, 100, 10, false);
+	ts += 1000;
+	sc(&b, ts + 300, 100, 100, 43, 10, 5, 0, 0); /* accept: exit at +300 */
+	sc(&b, ts + 500, 101, 100, 3, 0, 10, 0, 0);  /* close: entered at -500, exit at +500 */
+	for (i = 0; i < 3; i++, ts += 1000)
+		cycle(&b, ts + 1000, 101, 100, 10, false);
+	t = tb_read(&b, ts + 2000);
+	m = build(t, 100);
+	ok(m != NULL, "fd reuse: model built");
+	is_int(m->runs[0].nr_conn, 2, "fd reuse: 2 connections");
+	is_int(m->runs[0].cycles, 6, "fd reuse: the new connection's 3 cycles count too");
+	ok(m->runs[0].conn[0].close_ns && !m->runs[0].conn[1].close_ns,
+	   "fd reuse: the late close ends the old connection, not the new one");
+	model__free(m);
+	trace__close(t);
+}
+
 /* A worker closes fd 10 while the acceptor's accept4 gets 10 back: the close's record
  * (at its exit) comes after the accept's; the new connection must live on. */
 static void test_late_close(void)
@@ -382,6 +410,7 @@ static void test_files(void)
 int main(void)
 {
 	test_handoff();
+	test_fd_reuse();
 	test_single();
 	test_forked_acceptors();
 	test_fork_per_conn();
