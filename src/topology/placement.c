@@ -93,10 +93,15 @@ static json_t *thread_json(const struct placement *pl, const struct cpu_profile 
 	const struct cpu_thread *t = &p->threads[i];
 	json_t *where = json_array();
 	long long m = migrations(t->pid, t->tid);
+	uint64_t where_total = 0;
 	char al[256];
 	int c;
 
 	allowed(t->pid, t->tid, al, sizeof(al));
+	/* Shares of the per-CPU counts' own total: they are read from another map than the
+	 * stacked samples, a moment apart, and may count a few more (100.1 % once). */
+	for (c = 0; c < p->nr_cpus; c++)
+		where_total += t->on_cpu[c];
 	for (c = 0; c < p->nr_cpus; c++) {
 		struct topo_cpu tc;
 
@@ -107,7 +112,7 @@ static json_t *thread_json(const struct placement *pl, const struct cpu_profile 
 			where,
 			json_pack("{s:i,s:I,s:f,s:i,s:i,s:i}", "cpu", c, "samples",
 				  (json_int_t)t->on_cpu[c], "share",
-				  100.0 * t->on_cpu[c] / (t->samples ? t->samples : 1), "core",
+				  100.0 * t->on_cpu[c] / (where_total ? where_total : 1), "core",
 				  tc.core, "package", tc.package, "numa_node", tc.node));
 	}
 	if (i < pl->nr_mig0 && pl->mig0[i] >= 0 && m >= 0)
