@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "proc/fds.h"
 #include "model/fdsnap.h"
 #include "model/model.h"
 #include "proc/task.h"
@@ -156,33 +157,23 @@ static void classify(struct model_fd *e, pid_t pid, int fd, const char *link)
 		file_fd(e, pid, fd, link);
 }
 
+struct fd_visit {
+	struct model_fds *out;
+	pid_t pid;
+};
+
+static void visit_fd(int fd, const char *link, void *arg)
+{
+	struct fd_visit *v = arg;
+
+	classify(add(v->out, v->pid, fd), v->pid, fd, link);
+}
+
 static void process_fds(struct model_fds *out, pid_t pid)
 {
-	char path[64], link[4096];
-	struct dirent *de;
-	DIR *d;
+	struct fd_visit v = {out, pid};
 
-	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-	d = opendir(path);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		char fdpath[320];
-		ssize_t n;
-		long fd;
-		char *end;
-
-		fd = strtol(de->d_name, &end, 10);
-		if (de->d_name[0] < '0' || de->d_name[0] > '9' || *end || fd < 0 || fd > INT32_MAX)
-			continue;
-		snprintf(fdpath, sizeof(fdpath), "%s/%s", path, de->d_name);
-		n = readlink(fdpath, link, sizeof(link) - 1);
-		if (n <= 0)
-			continue;
-		link[n] = '\0';
-		classify(add(out, pid, (int)fd), pid, (int)fd, link);
-	}
-	closedir(d);
+	proc__for_each_fd(pid, visit_fd, &v);
 }
 
 /* SO_REUSEPORT of a listener, read from a copy of the socket (pidfd_getfd: the server's

@@ -8,34 +8,20 @@
 #include <unistd.h>
 
 #include "model/listen.h"
+#include "proc/fds.h"
 #include "trace/u64map.h"
+
+static void add_socket(int fd, const char *link, void *inodes)
+{
+	(void)fd;
+	if (!strncmp(link, "socket:[", 8))
+		u64map__put(inodes, strtoull(link + 8, NULL, 10), 1);
+}
 
 /* Adds the socket inodes of pid's fds to inodes. */
 static void socket_inodes(pid_t pid, struct u64map *inodes)
 {
-	char path[64], link[64];
-	struct dirent *de;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-	d = opendir(path);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		char fd[320];
-		ssize_t n;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(fd, sizeof(fd), "%s/%s", path, de->d_name);
-		n = readlink(fd, link, sizeof(link) - 1);
-		if (n <= 0)
-			continue;
-		link[n] = '\0';
-		if (!strncmp(link, "socket:[", 8))
-			u64map__put(inodes, strtoull(link + 8, NULL, 10), 1);
-	}
-	closedir(d);
+	proc__for_each_fd(pid, add_socket, inodes);
 }
 
 /* The processes whose parent is in the set, added to it (one level per call). */
