@@ -31,6 +31,7 @@ const volatile __u32 ustack_dump_bytes = 0;
  * reading events. */
 const volatile __u64 ustack_keep_ns = 500 * 1000 * 1000ull;
 const volatile bool want_syscall_args = false; /* --syscall-args: REC_SYSCALL_ARGS too */
+const volatile bool want_cost = false;	       /* --cost: the cache_stats counters */
 
 #define PF_KTHREAD   0x00200000
 #define TASK_RUNNING 0
@@ -236,8 +237,11 @@ struct {
 
 static __always_inline void cs_add(__u32 which, __u64 n)
 {
-	__u64 *v = bpf_map_lookup_elem(&cache_stats, &which);
+	__u64 *v;
 
+	if (!want_cost)
+		return;
+	v = bpf_map_lookup_elem(&cache_stats, &which);
 	if (v)
 		*v += n;
 }
@@ -519,31 +523,33 @@ static __always_inline struct stack_cache *user_place(struct task_struct *t, str
  * scratch, free outside take_ustack_dump): one read costs less than a read per word. */
 #define CHECK_SPAN_MAX 4096
 
-struct check_walk {
-	const struct rec_ustack_check *k;
-	const __u8 *copy; /* the span of stack read at once, or NULL */
-	__u64 sp, h;
-};
+/* The hash of the checked words' values in order (unreadable is zero, as in a dump),
+ * read word by word from the user stack at sp (copy NULL) or from copy, the span of stack
+ * read at once. Folds as ustacks__hash does. */
+#define CHECK_FOLD(h, v) ((h) = (((h) ^ (v)) * 0x100000001b3ull), (h) ^= (h) >> 29)
 
-/* One checked word of the user stack into the hash of their values; unreadable is zero,
- * as in a dump. A bpf_loop callback. */
-static long check_word(__u32 i, void *arg)
+/* A global function: the verifier checks its loop once. With a copy, loads from it and no
+ * helper call per word (a bpf_loop callback per word cost a fifth of the check); d NULL:
+ * each word read alone from the stack at sp. */
+__noinline __u64 uck_hash(const struct rec_ustack_dump *d, const struct rec_ustack_check *k,
+			  __u64 sp)
 {
-	struct check_walk *w = arg;
-	__u64 v = 0;
-	__u32 off;
+	__u64 h = 0xcbf29ce484222325ull, v;
+	__u32 i, off;
 
-	if (i >= REC_CHECK_WORDS)
-		return 1;
-	off = w->k->off[i & (REC_CHECK_WORDS - 1)];
-	if (w->copy)
-		v = *(const __u64 *)(w->copy + (off & (CHECK_SPAN_MAX - 1)));
-	else if (bpf_probe_read_user(&v, sizeof(v), (void *)(w->sp + off)))
-		v = 0;
-	w->h ^= v;
-	w->h *= 0x100000001b3ull;
-	w->h ^= w->h >> 29;
-	return 0;
+	if (!k)
+		return 0;
+	for (i = 0; i < REC_CHECK_WORDS; i++) {
+		if (i >= k->nr)
+			break;
+		off = k->off[i];
+		if (d)
+			v = *(const __u64 *)(d->data + (off & (CHECK_SPAN_MAX - 1)));
+		else if (bpf_probe_read_user(&v, sizeof(v), (void *)(sp + off)))
+			v = 0;
+		CHECK_FOLD(h, v);
+	}
+	return h;
 }
 
 /* Whether task t, at the place where c's user stack (a dump) was taken (same ip and sp),
@@ -553,7 +559,8 @@ static __always_inline int ustack_unchanged(struct task_struct *t, struct stack_
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	const struct rec_ustack_check *k = &c->uck;
-	struct check_walk w;
+	struct rec_ustack_dump *d = NULL;
+	__u64 h;
 
 	if (c->uck_id != c->ustack) {
 		k = bpf_map_lookup_elem(&ustack_checks, &c->ustack);
@@ -571,23 +578,19 @@ static __always_inline int ustack_unchanged(struct task_struct *t, struct stack_
 	    ((k->regs & 8) && regs->r12 != k->reg[3]) ||
 	    ((k->regs & 16) && regs->bp != k->reg[4]) || ((k->regs & 32) && regs->bx != k->reg[5]))
 		return 0;
-	w.k = k;
-	w.sp = sp;
-	w.h = 0xcbf29ce484222325ull;
-	w.copy = NULL;
 	if (k->span && k->span <= CHECK_SPAN_MAX) {
 		__u32 key = bpf_get_smp_processor_id() * 2;
-		struct rec_ustack_dump *d = bpf_map_lookup_elem(&dump_scratch, &key);
 
+		d = bpf_map_lookup_elem(&dump_scratch, &key);
 		/* A read that fails (a page not present) leaves the word by word reads. */
 		if (d &&
-		    !bpf_probe_read_user(d->data, k->span & (2 * CHECK_SPAN_MAX - 1), (void *)sp))
-			w.copy = d->data;
+		    bpf_probe_read_user(d->data, k->span & (2 * CHECK_SPAN_MAX - 1), (void *)sp))
+			d = NULL;
 	}
-	bpf_loop(k->nr, check_word, &w, 0);
-	if (!w.h)
-		w.h = 1;
-	return w.h == k->hash;
+	h = uck_hash(d, k, sp);
+	if (!h)
+		h = 1;
+	return h == k->hash;
 }
 
 /* Reads len bytes of kernel stack from addr up into this CPU's kstack_words entry which;

@@ -948,6 +948,7 @@ static int load(struct recorder *r)
 	r->skel->rodata->ustack_keep_ns = ustacks__keep_ns(&r->ustacks);
 	r->skel->rodata->self_tgid = getpid();
 	r->skel->rodata->want_syscall_args = o->syscalls && o->syscall_args;
+	r->skel->rodata->want_cost = o->cost;
 	bpf_map__set_max_entries(r->skel->maps.events, o->buffer_size);
 	bpf_map__set_max_entries(r->skel->maps.dump_scratch,
 				 o->ustack_dump_bytes && !o->no_stacks ? r->nr_cpus * 2 : 1);
