@@ -36,10 +36,29 @@ const volatile bool want_cost = false;	       /* --cost: the cache_stats counter
 #define PF_KTHREAD   0x00200000
 #define TASK_RUNNING 0
 
-struct {
+/* One ring buffer per CPU: programs on two CPUs never write the same cache lines or take
+ * the same lock (with one shared ring, a record cost twice as much on a busy machine).
+ * User space creates the rings (its --buffer-size split among the CPUs), puts each at its
+ * CPU's index, and merges their records by time. */
+struct ring {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20); /* user space resizes it before loading */
-} events SEC(".maps");
+	__uint(max_entries, 1 << 20); /* user space sets the size of every CPU's ring */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1); /* user space: one per possible CPU */
+	__type(key, __u32);
+	__array(values, struct ring);
+} rings SEC(".maps");
+
+/* This CPU's ring, NULL when user space has put none there. */
+static __always_inline void *cpu_ring(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	return bpf_map_lookup_elem(&rings, &cpu);
+}
 
 /* The target processes, one bit per tgid (PID_MAX_LIMIT is 4M): a test in the hot path
  * costs a load, not a hash lookup. User space sets bits through the mapped .bss. */
@@ -272,10 +291,10 @@ static __always_inline void count_lost(__u32 reason)
 		*v += 1;
 }
 
-static __always_inline __u64 rb_flags(void)
+static __always_inline __u64 rb_flags(void *ring)
 {
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
-									     : BPF_RB_NO_WAKEUP;
+	return bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+									  : BPF_RB_NO_WAKEUP;
 }
 
 /* Takes the current kernel or user stack and returns its id, sending the frames to user
@@ -304,6 +323,7 @@ static __always_inline __u64 take_stack(void *ctx, bool user, __u32 slot)
 {
 	struct rec_stack *s = bpf_map_lookup_elem(&stack_scratch, &slot);
 	struct stack_hash c;
+	void *ring;
 	__u64 h;
 	__u8 one = 1;
 	long n;
@@ -334,7 +354,9 @@ static __always_inline __u64 take_stack(void *ctx, bool user, __u32 slot)
 	s->type = REC_STACK;
 	s->user = user;
 	s->pid = bpf_get_current_pid_tgid() >> 32;
-	if (bpf_ringbuf_output(&events, s, REC_STACK_HDR + (__u64)(nr & 127) * 8, rb_flags())) {
+	ring = cpu_ring();
+	if (!ring ||
+	    bpf_ringbuf_output(ring, s, REC_STACK_HDR + (__u64)(nr & 127) * 8, rb_flags(ring))) {
 		count_lost(LOST_STACK_RINGBUF);
 		return 0;
 	}
@@ -395,6 +417,7 @@ static __always_inline __u64 take_ustack_dump(struct task_struct *t, __u32 slot)
 	struct rec_ustack_dump *d = bpf_map_lookup_elem(&dump_scratch, &key);
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	struct dump_copy c;
+	void *ring;
 	__u64 len;
 
 	cs_add(CS_UTAKEN, 1);
@@ -421,7 +444,8 @@ static __always_inline __u64 take_ustack_dump(struct task_struct *t, __u32 slot)
 		len = REC_DUMP_MAX;
 	/* User space is woken at once: until it has unwound the dump and published its
 	 * check, the task dumps its stack afresh at this place. */
-	if (bpf_ringbuf_output(&events, d, REC_DUMP_HDR + len, BPF_RB_FORCE_WAKEUP)) {
+	ring = cpu_ring();
+	if (!ring || bpf_ringbuf_output(ring, d, REC_DUMP_HDR + len, BPF_RB_FORCE_WAKEUP)) {
 		count_lost(LOST_STACK_RINGBUF);
 		return 0;
 	}
@@ -441,7 +465,8 @@ static __always_inline __u64 take_ustack(void *ctx, __u32 slot)
  * otherwise delay the timestamps of exactly the events that have stacks. */
 static __always_inline struct rec *rec_reserve(__u64 ts, __u16 type, __u32 tid, __u32 pid)
 {
-	struct rec *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	void *ring = cpu_ring();
+	struct rec *r = ring ? bpf_ringbuf_reserve(ring, sizeof(*r), 0) : NULL;
 
 	if (!r) {
 		count_lost(LOST_RINGBUF);
@@ -458,7 +483,9 @@ static __always_inline struct rec *rec_reserve(__u64 ts, __u16 type, __u32 tid, 
 
 static __always_inline void rec_submit(struct rec *r)
 {
-	bpf_ringbuf_submit(r, rb_flags());
+	void *ring = cpu_ring();
+
+	bpf_ringbuf_submit(r, ring ? rb_flags(ring) : 0);
 }
 
 /* Where a user task is: its registers as it entered the kernel, and the syscall it is in

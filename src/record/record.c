@@ -28,6 +28,7 @@
 #include "record/procinfo.h"
 #include "record/procs.h"
 #include "record/record.h"
+#include "record/rings.h"
 #include "record/ustack.h"
 #include "record.skel.h"
 #include "record_compat.skel.h"
@@ -71,7 +72,7 @@ struct recorder {
 	const struct record_opts *o;
 	struct record_cost cost;
 	struct record_bpf *skel;
-	struct ring_buffer *rb;
+	struct rec_rings rings;
 	struct trace_writer *w;
 	int nr_cpus;
 	uint64_t start_ns;
@@ -850,13 +851,12 @@ static void loop(struct recorder *r, uint64_t *lost)
 		int err;
 
 		r->now = 0; /* the poll may wait: the first record reads the clock */
-		err = ring_buffer__poll(r->rb, o->read_timer_ms ? (int)o->read_timer_ms : POLL_MS);
-
+		err = rec_rings__poll(&r->rings,
+				      o->read_timer_ms ? (int)o->read_timer_ms : POLL_MS);
 		if (err < 0 && err != -EINTR && !(err == -ECANCELED && r->past_deadline)) {
 			r->err = err;
 			break;
 		}
-		ring_buffer__consume(r->rb);
 		now = now_ns();
 		rec_procs__check_all(&r->procs, now);
 		if (now - last_flush >= FLUSH_NS) {
@@ -943,13 +943,14 @@ static int load(struct recorder *r)
 	r->skel->rodata->want_stacks = !o->no_stacks;
 	r->skel->rodata->want_waker_stacks = !o->no_waker_stacks;
 	r->skel->rodata->stack_refresh_ns = o->stack_refresh_ms * 1e6;
-	r->skel->rodata->wakeup_bytes = o->read_timer_ms ? UINT64_MAX : o->buffer_size / 4;
 	r->skel->rodata->ustack_dump_bytes = o->no_stacks ? 0 : o->ustack_dump_bytes;
 	r->skel->rodata->ustack_keep_ns = ustacks__keep_ns(&r->ustacks);
 	r->skel->rodata->self_tgid = getpid();
 	r->skel->rodata->want_syscall_args = o->syscalls && o->syscall_args;
 	r->skel->rodata->want_cost = o->cost;
-	bpf_map__set_max_entries(r->skel->maps.events, o->buffer_size);
+	if ((err = rec_rings__prepare(&r->rings, r->skel->maps.rings, o->buffer_size)))
+		return error("cannot size the ring buffers: %s", strerror(-err));
+	r->skel->rodata->wakeup_bytes = o->read_timer_ms ? UINT64_MAX : r->rings.size / 4;
 	bpf_map__set_max_entries(r->skel->maps.dump_scratch,
 				 o->ustack_dump_bytes && !o->no_stacks ? r->nr_cpus * 2 : 1);
 	if (!o->on_cpu_hz)
@@ -1067,10 +1068,8 @@ int record__run(const struct record_opts *o, int *cmd_status)
 		error("cannot write '%s': %s", o->output, strerror(-err));
 		goto out_close;
 	}
-	r.rb = ring_buffer__new(bpf_map__fd(r.skel->maps.events), on_record, &r, NULL);
-	if (!r.rb) {
-		err = -errno;
-		error("cannot set up the ring buffer: %s", strerror(errno));
+	if ((err = rec_rings__open(&r.rings, r.skel->maps.rings, on_record, &r))) {
+		error("cannot set up the ring buffers: %s", strerror(-err));
 		goto out_close;
 	}
 	/* The programs are attached one by one (sched_switch before sched_waking): held
@@ -1126,7 +1125,9 @@ int record__run(const struct record_opts *o, int *cmd_status)
 		record_cost__report(&r.cost, bpf_map__fd(r.skel->maps.cache_stats), r.nr_cpus);
 	r.now = 0;
 	r.deadline = 0;
-	ring_buffer__consume(r.rb);
+	err = rec_rings__drain(&r.rings);
+	if (err < 0 && !r.err)
+		r.err = err;
 	if (r.last_ts > end_ns)
 		end_ns = r.last_ts;
 	rec_procs__check_all(&r.procs, UINT64_MAX - 1);
@@ -1165,7 +1166,7 @@ out_close:
 	}
 out_destroy:
 	close_samplers(&r);
-	ring_buffer__free(r.rb);
+	rec_rings__close(&r.rings);
 	record_bpf__destroy(r.skel);
 	rec_procs__free(&r.procs);
 	u64map__free(&r.stacks_seen);

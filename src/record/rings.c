@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The recorder's per-CPU ring buffers and their merge by time (see rings.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/record.h"
+#include "record/rings.h"
+
+#define RING_MIN (256u << 10)
+#define KEY_NONE UINT64_MAX /* above every time */
+/* A program stamps its time when it starts and reserves its record last, after a stack
+ * walk or copy (tens of microseconds at worst): a record older than this, not yet
+ * drained, is not expected. One that comes later still is handed on late, out of order,
+ * and the trace reader's sort puts it back in place. */
+#define SLACK_NS (20 * 1000 * 1000ull)
+
+/* A queued record: its time, then its bytes (8-byte aligned). */
+struct entry {
+	uint64_t key;
+	uint32_t size;
+	uint32_t pad;
+	unsigned char data[];
+};
+
+struct rec_ring {
+	struct rec_rings *rr;
+	int fd;
+	unsigned char *buf;
+	size_t head, tail, cap;
+};
+
+static size_t entry_bytes(uint32_t size)
+{
+	return (sizeof(struct entry) + size + 7) & ~(size_t)7;
+}
+
+static struct entry *at(const struct rec_ring *q, size_t off)
+{
+	return (struct entry *)(q->buf + off);
+}
+
+/* Stacks and stack copies carry no time; every other record starts with rec_hdr. */
+static bool timed(const void *data, size_t size)
+{
+	uint16_t type;
+
+	if (size < sizeof(struct rec_hdr))
+		return false;
+	memcpy(&type, (const char *)data + offsetof(struct rec_hdr, type), sizeof(type));
+	return type != REC_STACK && type != REC_USTACK_DUMP;
+}
+
+static int reserve(struct rec_ring *q, size_t need)
+{
+	size_t cap;
+	void *p;
+
+	if (q->tail + need <= q->cap)
+		return 0;
+	if (q->head) { /* what was handed on makes room first */
+		memmove(q->buf, q->buf + q->head, q->tail - q->head);
+		q->tail -= q->head;
+		q->head = 0;
+		if (q->tail + need <= q->cap)
+			return 0;
+	}
+	cap = q->cap ? q->cap : 1 << 16;
+	while (cap < q->tail + need)
+		cap *= 2;
+	p = realloc(q->buf, cap);
+	if (!p)
+		return -ENOMEM;
+	q->buf = p;
+	q->cap = cap;
+	return 0;
+}
+
+/* A record drained from ring q: queued, with its time as key. Stacks and stack copies are
+ * handed on at once: events refer to them, so they must come first, and a copy's unwind
+ * lets the programs reuse it sooner. */
+static int on_sample(void *ctx, void *data, size_t size)
+{
+	struct rec_ring *q = ctx;
+	size_t need = entry_bytes(size);
+	struct entry *e;
+
+	if (!timed(data, size))
+		return q->rr->fn(q->rr->ctx, data, size);
+	if (size > UINT32_MAX || reserve(q, need))
+		return -ENOMEM;
+	e = at(q, q->tail);
+	memcpy(&e->key, data, sizeof(e->key));
+	e->size = size;
+	e->pad = 0;
+	memcpy(e->data, data, size);
+	q->tail += need;
+	return 0;
+}
+
+static uint64_t head_key(const struct rec_ring *q)
+{
+	return q->head < q->tail ? at(q, q->head)->key : KEY_NONE;
+}
+
+static bool heap_less(const struct rec_rings *rr, int a, int b)
+{
+	return head_key(&rr->ring[rr->heap[a]]) < head_key(&rr->ring[rr->heap[b]]);
+}
+
+static void heap_swap(struct rec_rings *rr, int a, int b)
+{
+	int t = rr->heap[a];
+
+	rr->heap[a] = rr->heap[b];
+	rr->heap[b] = t;
+}
+
+static void sift_down(struct rec_rings *rr, int i)
+{
+	for (;;) {
+		int l = 2 * i + 1, m = i;
+
+		if (l < rr->nr_heap && heap_less(rr, l, m))
+			m = l;
+		if (l + 1 < rr->nr_heap && heap_less(rr, l + 1, m))
+			m = l + 1;
+		if (m == i)
+			return;
+		heap_swap(rr, i, m);
+		i = m;
+	}
+}
+
+/* Hands on, in time order, every queued record older than limit. */
+static int merge(struct rec_rings *rr, uint64_t limit)
+{
+	int i, err = 0;
+
+	rr->nr_heap = 0;
+	for (i = 0; i < rr->nr; i++)
+		if (head_key(&rr->ring[i]) < limit)
+			rr->heap[rr->nr_heap++] = i;
+	for (i = rr->nr_heap / 2 - 1; i >= 0; i--)
+		sift_down(rr, i);
+	while (rr->nr_heap && !err) {
+		struct rec_ring *q = &rr->ring[rr->heap[0]];
+		struct entry *e = at(q, q->head);
+
+		err = rr->fn(rr->ctx, e->data, e->size);
+		q->head += entry_bytes(e->size);
+		if (q->head == q->tail)
+			q->head = q->tail = 0;
+		if (head_key(q) >= limit)
+			rr->heap[0] = rr->heap[--rr->nr_heap];
+		sift_down(rr, 0);
+	}
+	return err < 0 ? err : 0;
+}
+
+static uint64_t mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+int rec_rings__prepare(struct rec_rings *rr, struct bpf_map *map, uint64_t total)
+{
+	int i, nr = libbpf_num_possible_cpus();
+	uint64_t per = RING_MIN;
+
+	memset(rr, 0, sizeof(*rr));
+	if (nr <= 0)
+		return nr ? nr : -EINVAL;
+	while (per * 2 <= total / nr)
+		per *= 2;
+	rr->ring = calloc(nr, sizeof(*rr->ring));
+	rr->heap = calloc(nr, sizeof(*rr->heap));
+	if (!rr->ring || !rr->heap)
+		return -ENOMEM;
+	rr->nr = nr;
+	rr->size = per;
+	for (i = 0; i < nr; i++)
+		rr->ring[i].fd = -1;
+	for (i = 0; i < nr; i++) {
+		rr->ring[i].rr = rr;
+		rr->ring[i].fd =
+			bpf_map_create(BPF_MAP_TYPE_RINGBUF, "srvscope_ring", 0, 0, per, NULL);
+		if (rr->ring[i].fd < 0)
+			return -errno;
+	}
+	/* The first ring is the pattern the map's entries must match. */
+	if (bpf_map__set_max_entries(map, nr) || bpf_map__set_inner_map_fd(map, rr->ring[0].fd))
+		return -EINVAL;
+	return 0;
+}
+
+int rec_rings__open(struct rec_rings *rr, struct bpf_map *map, rec_rings_fn fn, void *ctx)
+{
+	int i, err;
+
+	rr->fn = fn;
+	rr->ctx = ctx;
+	for (i = 0; i < rr->nr; i++) {
+		struct rec_ring *q = &rr->ring[i];
+
+		if (bpf_map_update_elem(bpf_map__fd(map), &i, &q->fd, BPF_ANY))
+			return -errno;
+		if (!i)
+			rr->rb = ring_buffer__new(q->fd, on_sample, q, NULL);
+		else if ((err = ring_buffer__add(rr->rb, q->fd, on_sample, q)))
+			return err;
+		if (!rr->rb)
+			return -errno;
+	}
+	return 0;
+}
+
+int rec_rings__poll(struct rec_rings *rr, int timeout_ms)
+{
+	uint64_t now;
+	int err;
+
+	err = ring_buffer__poll(rr->rb, timeout_ms);
+	if (err < 0 && err != -EINTR)
+		return err;
+	now = mono_now();
+	err = ring_buffer__consume(rr->rb);
+	if (err < 0)
+		return err;
+	return merge(rr, now > SLACK_NS ? now - SLACK_NS : 0);
+}
+
+int rec_rings__drain(struct rec_rings *rr)
+{
+	int err = ring_buffer__consume(rr->rb), err2 = merge(rr, KEY_NONE);
+
+	return err < 0 ? err : err2;
+}
+
+void rec_rings__close(struct rec_rings *rr)
+{
+	int i;
+
+	ring_buffer__free(rr->rb);
+	for (i = 0; rr->ring && i < rr->nr; i++) {
+		if (rr->ring[i].fd >= 0)
+			close(rr->ring[i].fd);
+		free(rr->ring[i].buf);
+	}
+	free(rr->ring);
+	free(rr->heap);
+	memset(rr, 0, sizeof(*rr));
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The recorder's ring buffers, one per CPU, drained and merged by time.
+ *
+ * A ring shared by all CPUs made every record cost a lock and a few cache lines taken
+ * from the other CPU; with one ring per CPU a program only touches its own. Records then
+ * come out CPU by CPU, so they are queued here and handed on in time order: a record is
+ * handed on once every ring has been drained past its time (plus a slack for programs
+ * that stamp their time before walking a stack and reserve after). Stack and stack-copy
+ * records carry no time: they are handed on as they come, before the events that refer
+ * to them. */
+#ifndef SRVSCOPE_RECORD_RINGS_H
+#define SRVSCOPE_RECORD_RINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct bpf_map;
+struct ring_buffer;
+struct rec_ring;
+
+/* Handed each record in time order; a negative return stops the hand-over (the records
+ * left stay queued for the next call) and is returned. */
+typedef int (*rec_rings_fn)(void *ctx, void *data, size_t size);
+
+struct rec_rings {
+	struct ring_buffer *rb;
+	struct rec_ring *ring; /* nr of them */
+	int nr;
+	uint64_t size; /* bytes per ring */
+	int *heap;     /* rings by their first queued record's time */
+	int nr_heap;
+	rec_rings_fn fn;
+	void *ctx;
+};
+
+/* Before the BPF object is loaded: one ring per possible CPU, made for map (an array of
+ * ring buffers), total bytes split among them (a power of two each, 256 KiB at least). */
+int rec_rings__prepare(struct rec_rings *rr, struct bpf_map *map, uint64_t total);
+/* After it is loaded: the rings are put in place and read into fn. 0 or -errno. */
+int rec_rings__open(struct rec_rings *rr, struct bpf_map *map, rec_rings_fn fn, void *ctx);
+/* Waits up to timeout_ms for data, drains every ring and hands on what is final. */
+int rec_rings__poll(struct rec_rings *rr, int timeout_ms);
+/* Drains every ring and hands on everything queued (the sources are stopped). */
+int rec_rings__drain(struct rec_rings *rr);
+void rec_rings__close(struct rec_rings *rr);
+
+#endif
