@@ -12,7 +12,7 @@
 #include "bpf/record.h"
 #include "record/rings.h"
 
-#define RING_MIN (256u << 10)
+#define RING_MIN 4096u
 #define KEY_NONE UINT64_MAX /* above every time */
 /* A program stamps its time when it starts and reserves its record last, after a stack
  * walk or copy (tens of microseconds at worst): a record older than this, not yet
