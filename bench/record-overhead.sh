@@ -89,17 +89,27 @@ for r in $(seq "$ROUNDS"); do
 		stop_recorder "$m"
 		echo "${v:-0}" >>"$OUT/$m.ops"
 		line="$line $m=${v:-0}"
+		eval "round_${m//-/_}=${v:-0}"
+	done
+	# Each mode against the unrecorded run of its own round, a minute apart at most:
+	# drift between rounds (the machine's other load, its clock) cancels out.
+	for m in $MODES; do
+		eval "v=\$round_${m//-/_}"
+		awk -v v="$v" -v b="$round_none" 'BEGIN { if (b > 0) printf "%.5f\n", v / b }' >>"$OUT/$m.ratio"
 	done
 	echo "# $line"
 done
 
 base=$(median <"$OUT/none.ops")
-printf '\n%-22s %14s %10s %10s\n' "mode" "median gets/s" "ratio" "cost %"
+median_ratio() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+printf '\n%-22s %14s %10s %10s %16s\n' "mode" "median gets/s" "ratio" "cost %" "paired cost %"
 for m in $MODES; do
 	med=$(median <"$OUT/$m.ops")
-	awk -v m="$m" -v v="$med" -v b="$base" 'BEGIN {
-		printf "%-22s %14.0f %10.3f %10.1f\n", m, v, v / b, 100 * (1 - v / b) }'
+	pr=$(median_ratio <"$OUT/$m.ratio")
+	awk -v m="$m" -v v="$med" -v b="$base" -v pr="$pr" 'BEGIN {
+		printf "%-22s %14.0f %10.3f %10.1f %16.1f\n", m, v, v / b, 100 * (1 - v / b), 100 * (1 - pr) }'
 	eval "med_${m//-/_}=$med"
+	eval "pr_${m//-/_}=$pr"
 done
 awk -v b="$base" -v s="$med_srvscope" -v t="$med_perf_trace" -v p="$med_perf_sched" 'BEGIN {
 	cs = 1 - s / b; ct = 1 - t / b; cp = 1 - p / b
@@ -107,6 +117,8 @@ awk -v b="$base" -v s="$med_srvscope" -v t="$med_perf_trace" -v p="$med_perf_sch
 		100 * cs, 100 * ct, 100 * cp }'
 awk -v b="$base" -v s="$med_srvscope_net" 'BEGIN {
 	printf "srvscope record --net=all cost: %.1f %% (goal <= 3 %%)\n", 100 * (1 - s / b) }'
+awk -v s="$pr_srvscope" -v n="$pr_srvscope_net" 'BEGIN {
+	printf "paired (median of each round against its own unrecorded run): srvscope %.1f %%, --net=all %.1f %%\n", 100 * (1 - s), 100 * (1 - n) }'
 echo "srvscope record, last round: $(tail -1 "$OUT/srvscope.summary" 2>/dev/null | sed 's/^srvscope: //')"
 
 # Throughput on a shared machine is noisy: also count the CPU time recording takes, in one

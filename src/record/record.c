@@ -892,6 +892,12 @@ static void loop(struct recorder *r, uint64_t *lost)
  * load words in place with it; before, they read them with bpf_probe_read_kernel (the
  * programs built as record_compat.bpf.o). SRVSCOPE_BPF_COMPAT=1 takes those anywhere
  * (for tests). */
+static int error_no_privilege(void)
+{
+	return error("cannot load the BPF programs: permission denied (run as root, or grant "
+		     "CAP_BPF and CAP_PERFMON)");
+}
+
 static bool kernel_has_rdonly_cast(void)
 {
 	const char *force = getenv("SRVSCOPE_BPF_COMPAT");
@@ -948,8 +954,11 @@ static int load(struct recorder *r)
 	r->skel->rodata->self_tgid = getpid();
 	r->skel->rodata->want_syscall_args = o->syscalls && o->syscall_args;
 	r->skel->rodata->want_cost = o->cost;
-	if ((err = rec_rings__prepare(&r->rings, r->skel->maps.rings, o->buffer_size)))
-		return error("cannot size the ring buffers: %s", strerror(-err));
+	err = rec_rings__prepare(&r->rings, r->skel->maps.rings, o->buffer_size);
+	if (err == -EPERM || err == -EACCES)
+		return error_no_privilege();
+	if (err)
+		return error("cannot make the ring buffers: %s", strerror(-err));
 	r->skel->rodata->wakeup_bytes = o->read_timer_ms ? UINT64_MAX : r->rings.size / 4;
 	bpf_map__set_max_entries(r->skel->maps.dump_scratch,
 				 o->ustack_dump_bytes && !o->no_stacks ? r->nr_cpus * 2 : 1);
@@ -970,8 +979,7 @@ static int load(struct recorder *r)
 	err = record_bpf__load(r->skel);
 
 	if (err == -EPERM || err == -EACCES)
-		return error("cannot load the BPF programs: permission denied (run as root, or "
-			     "grant CAP_BPF and CAP_PERFMON)");
+		return error_no_privilege();
 	if (err)
 		return error("cannot load the BPF programs: %s (rerun with -v for the verifier's "
 			     "log)",
