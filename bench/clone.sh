@@ -16,8 +16,6 @@ bench_need clone.sh memcached redis-server nginx python3
 ROUNDS=${ROUNDS:-3} SECS=${SECS:-3} CONNS=${CONNS:-8} rates=""
 SERVERS=${SERVERS:-"memcached redis nginx"}
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 tree() { local c; echo "$1"; for c in $(pgrep -P "$1"); do tree "$c"; done; }
 # tree_cpu PID: nanoseconds on CPU of the tree's threads (schedstat: exact, where utime and
 # stime come in clock ticks, 8 % of a 3 s run at 2000 req/s), and the root's reaped
@@ -46,26 +44,11 @@ start_original() { # NAME PORT: sets ROOT
 			--dir "$OUT/redis" --daemonize no >"$OUT/redis.log" 2>&1 &
 		ROOT=$! ;;
 	nginx)
-		local d="$OUT/nginx"
-		mkdir -p "$d/logs" "$d/tmp"
-		cat >"$d/nginx.conf" <<CONF
-daemon off;
-master_process on;
-worker_processes 2;
-pid $d/nginx.pid;
-error_log $d/logs/error.log;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	client_body_temp_path $d/tmp; proxy_temp_path $d/tmp; fastcgi_temp_path $d/tmp;
-	uwsgi_temp_path $d/tmp; scgi_temp_path $d/tmp;
-	server { listen 127.0.0.1:$2; location / { return 200 "hello\n"; } }
-}
-CONF
-		nginx -p "$d" -c "$d/nginx.conf" -e "$d/logs/error.log" & ROOT=$! ;;
+		nginx_conf "$OUT/nginx" "$2" 2 "access_log off;" '; location / { return 200 "hello\n"; }'
+		nginx -p "$OUT/nginx" -c "$OUT/nginx/nginx.conf" -e "$OUT/nginx/logs/error.log" & ROOT=$! ;;
 	esac
 	BENCH_PIDS="$BENCH_PIDS $ROOT"
-	wait_port "$2" || { echo "clone.sh: $1 did not start" >&2; exit 1; }
+	wait_port "$2" "$ROOT" || { echo "clone.sh: $1 did not start" >&2; exit 1; }
 }
 
 url() { case $1 in memcached) echo "memcached://127.0.0.1:$2" ;; redis) echo "redis://127.0.0.1:$2" ;; nginx) echo "http://127.0.0.1:$2/" ;; esac; }
@@ -107,7 +90,7 @@ for s in $SERVERS; do
 	"$SRVSCOPE" clone "$model" --port "$cp_" -q &
 	clone=$!
 	BENCH_PIDS="$BENCH_PIDS $clone"
-	wait_port "$cp_" || { echo "clone.sh: the clone of $s did not start" >&2; exit 1; }
+	wait_port "$cp_" "$clone" || { echo "clone.sh: the clone of $s did not start" >&2; exit 1; }
 	rate=${RATE:-$(python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["runs"]; print(r[-1]["rate"] if r and r[-1]["rate"] else 2000)' "$model")}
 	rates="$rates $s:$rate"
 	: >"$OUT/o.$s"; : >"$OUT/c.$s"
