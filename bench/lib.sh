@@ -8,17 +8,7 @@ BENCH_PIDS=""
 OUT=$(mktemp -d /tmp/srvscope-bench.XXXXXX)
 trap 'kill $BENCH_PIDS 2>/dev/null; rm -rf "$OUT"' EXIT
 
-. "$TOP/tests/integration/nginx-conf.sh"
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-# wait_port PORT PID: up to 10 s for a listener on PORT while PID lives.
-wait_port() {
-	for _ in $(seq 200); do
-		kill -0 "$2" 2>/dev/null || return 1
-		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
+. "$TOP/tests/integration/net.sh" # free_port, wait_port, nginx_conf
 
 start_fixture() { # BIN ARGS...: sets FPID
 	"$@" >"$OUT/fixture.out" 2>&1 &

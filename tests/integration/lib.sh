@@ -44,7 +44,7 @@ skip_all() {
 need_root() { [ "$(id -u)" = 0 ] || skip_all "needs root"; }
 # The recorder's BPF programs need the kernel's BTF.
 need_btf() { [ -r /sys/kernel/btf/vmlinux ] || skip_all "no BTF (/sys/kernel/btf/vmlinux)"; }
-. "$TOP/tests/integration/nginx-conf.sh"
+. "$TOP/tests/integration/net.sh"
 done_testing() { echo "1..$_n"; [ "$_failed" -eq 0 ]; exit $?; }
 
 # start_fixture NAME ARGS...: starts a fixture, waits for it to print "ready", sets FPID

@@ -19,21 +19,6 @@ need_servers() { # need_servers BINARY...: skip the whole script when one is mis
 	done
 }
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# wait_port PORT PID: up to 10 s for a listener on PORT while PID lives.
-wait_port() {
-	local i
-	for i in $(seq 200); do
-		kill -0 "$2" 2>/dev/null || return 1
-		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # run_server NAME PORT COMMAND...: starts COMMAND (its output in $TMP/server-NAME.out), to be
 # stopped when the script exits, and waits for its listener on PORT; sets SERVER_PID.
 # Returns 1 after a diagnostic when it does not come up.
