@@ -329,7 +329,10 @@ static void bg_work_cpu(struct bg_ctl *ctl, double want_us)
 		ctl->spin_us = 0;
 	if (ctl->spin_us > want_us)
 		ctl->spin_us = want_us;
-	ctl->n = 0;
+	/* this reading starts the next window: one getrusage per window */
+	ctl->t0 = ns;
+	ctl->w0 = mono_ns();
+	ctl->n = 1;
 }
 
 /* ---- scratch files ---- */
