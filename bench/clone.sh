@@ -8,7 +8,10 @@
 # The clones are of tests/fixtures/models/*.json (written from these servers), or of
 # models made here by `srvscope model` when srvscope has it (MODEL=fixture forces the
 # former). Prints the table and the clone/original ratios (goal: 0.85 to 1.15).
-#   ROUNDS=3 SECS=3 CONNS=8 [RATE=R] [SERVERS="memcached redis nginx"] [VERBOSE=1] bench/clone.sh
+#   ROUNDS=3 SECS=3 CONNS=8 [RATE=R] [RATES="R1 R2 ..."] [SERVERS="memcached redis nginx"] [VERBOSE=1] bench/clone.sh
+# (RATES: the models' runs at those rates, CONNS connections, 2 s each, instead of the
+# defaults (three at 2000 req/s): a background thread whose wake-ups follow the load is
+# cloned so, docs/clone.md; e.g. RATES="200 2000" RATE=200 for CPU per request at 200)
 # (VERBOSE=1: every round's figures and the model's cpu_unrecorded on stderr)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/memcached.sh"
@@ -82,7 +85,12 @@ for s in $SERVERS; do
 	orig=$ROOT
 	model="$TOP/tests/fixtures/models/$s.json"
 	if [ $use_model = srvscope ]; then
-		"$SRVSCOPE" model -p "$orig" --client "$(url "$s" "$op")" -o "$OUT/$s.model.json" \
+		cfg=()
+		if [ -n "${RATES:-}" ]; then
+			printf '{"runs": [%s]}\n' "$(for r in $RATES; do printf '{"conns": %d, "rate": %s, "duration_s": 2}\n' "$CONNS" "$r"; done | paste -sd,)" >"$OUT/runs.json"
+			cfg=(--config "$OUT/runs.json")
+		fi
+		"$SRVSCOPE" model -p "$orig" --client "$(url "$s" "$op")" "${cfg[@]}" -o "$OUT/$s.model.json" \
 			>/dev/null 2>"$OUT/$s.model.err" && model="$OUT/$s.model.json" ||
 			echo "clone.sh: srvscope model of $s failed ($(tail -1 "$OUT/$s.model.err")); the fixture model instead" >&2
 	fi
@@ -114,4 +122,4 @@ for s in $SERVERS; do
 	kill "$clone"; wait "$clone" 2>/dev/null
 	kill "$orig"; wait "$orig" 2>/dev/null
 done
-echo "(medians of $ROUNDS rounds taken in turn; $CONNS connections; p50 and CPU at the model's rate (req/s:$rates); peak closed loop; $SECS s each; models: $use_model; load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
+echo "(medians of $ROUNDS rounds taken in turn; $CONNS connections; p50 and CPU at the model's rate (req/s:$rates); peak closed loop; $SECS s each; models: $use_model${RATES:+ (runs at $RATES req/s)}; load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
