@@ -1533,6 +1533,16 @@ static const char *io_name(enum clone_io io)
 	return names[io];
 }
 
+static bool follows_load(const struct clone_model *m)
+{
+	unsigned i;
+
+	for (i = 0; i < m->nbg; i++)
+		if (m->bg[i].nruns > 1) /* one point: the same pace at any rate */
+			return true;
+	return false;
+}
+
 int clone__run(const struct clone_model *m, const struct clone_opts *o, struct clone_counts *counts)
 {
 	struct sigaction sa = {0};
@@ -1541,10 +1551,12 @@ int clone__run(const struct clone_model *m, const struct clone_opts *o, struct c
 	unsigned nl;
 
 	M = m;
-	/* shared with the processes it forks: a background thread paces itself on all of the
-	 * clone's requests */
-	if (!counts && (counts = mmap(NULL, sizeof(*counts), PROT_READ | PROT_WRITE,
-				      MAP_SHARED | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+	/* shared with the processes it forks when a background thread paces itself on all of
+	 * the clone's requests (else each process keeps its own: no cache line bounced
+	 * between worker processes at every syscall) */
+	if (!counts && follows_load(m) &&
+	    (counts = mmap(NULL, sizeof(*counts), PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
 		counts = NULL;
 	C = counts ? counts : &local_counts;
 	owner_pid = getpid();
