@@ -61,6 +61,17 @@ static void count(enum clone_sys s)
 
 /* ---- stopping ---- */
 
+/* The scratch files and their directory (async-signal-safe: the stop handler calls it). */
+static void remove_scratch(void)
+{
+	if (scratch_req[0])
+		unlink(scratch_req);
+	if (scratch_bg[0])
+		unlink(scratch_bg);
+	if (scratch_dir[0])
+		rmdir(scratch_dir);
+}
+
 static void kill_children(int sig)
 {
 	unsigned i;
@@ -92,12 +103,7 @@ static void on_stop(int sig)
 	}
 	while (waitpid(-1, &status, WNOHANG) > 0)
 		;
-	if (scratch_req[0])
-		unlink(scratch_req);
-	if (scratch_bg[0])
-		unlink(scratch_bg);
-	if (scratch_dir[0])
-		rmdir(scratch_dir);
+	remove_scratch();
 	_exit(0);
 }
 
@@ -1637,11 +1643,6 @@ out:
 	kill_children(SIGKILL);
 	while (waitpid(-1, NULL, 0) > 0)
 		;
-	if (scratch_req[0])
-		unlink(scratch_req);
-	if (scratch_bg[0])
-		unlink(scratch_bg);
-	if (scratch_dir[0])
-		rmdir(scratch_dir);
+	remove_scratch();
 	return err < 0 ? err : -EIO;
 }
