@@ -8,7 +8,10 @@
 # The clones are of tests/fixtures/models/*.json (written from these servers), or of
 # models made here by `srvscope model` when srvscope has it (MODEL=fixture forces the
 # former). Prints the table and the clone/original ratios (goal: 0.85 to 1.15).
-#   ROUNDS=3 SECS=3 CONNS=8 [RATE=R] [SERVERS="memcached redis nginx"] [VERBOSE=1] bench/clone.sh
+#   ROUNDS=3 SECS=3 CONNS=8 [RATE=R] [RATES="R1 R2 ..."] [SERVERS="memcached redis nginx"] [VERBOSE=1] bench/clone.sh
+# (RATES: the models' runs at those rates, CONNS connections, 2 s each, instead of the
+# defaults (three at 2000 req/s): a background thread whose wake-ups follow the load is
+# cloned so, docs/clone.md; e.g. RATES="200 2000" RATE=200 for CPU per request at 200)
 # (VERBOSE=1: every round's figures and the model's cpu_unrecorded on stderr)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/memcached.sh"
@@ -16,8 +19,6 @@ bench_need clone.sh memcached redis-server nginx python3
 ROUNDS=${ROUNDS:-3} SECS=${SECS:-3} CONNS=${CONNS:-8} rates=""
 SERVERS=${SERVERS:-"memcached redis nginx"}
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 tree() { local c; echo "$1"; for c in $(pgrep -P "$1"); do tree "$c"; done; }
 # tree_cpu PID: nanoseconds on CPU of the tree's threads (schedstat: exact, where utime and
 # stime come in clock ticks, 8 % of a 3 s run at 2000 req/s), and the root's reaped
@@ -46,26 +47,11 @@ start_original() { # NAME PORT: sets ROOT
 			--dir "$OUT/redis" --daemonize no >"$OUT/redis.log" 2>&1 &
 		ROOT=$! ;;
 	nginx)
-		local d="$OUT/nginx"
-		mkdir -p "$d/logs" "$d/tmp"
-		cat >"$d/nginx.conf" <<CONF
-daemon off;
-master_process on;
-worker_processes 2;
-pid $d/nginx.pid;
-error_log $d/logs/error.log;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	client_body_temp_path $d/tmp; proxy_temp_path $d/tmp; fastcgi_temp_path $d/tmp;
-	uwsgi_temp_path $d/tmp; scgi_temp_path $d/tmp;
-	server { listen 127.0.0.1:$2; location / { return 200 "hello\n"; } }
-}
-CONF
-		nginx -p "$d" -c "$d/nginx.conf" -e "$d/logs/error.log" & ROOT=$! ;;
+		nginx_conf "$OUT/nginx" "$2" 2 "access_log off;" '; location / { return 200 "hello\n"; }'
+		nginx -p "$OUT/nginx" -c "$OUT/nginx/nginx.conf" -e "$OUT/nginx/logs/error.log" & ROOT=$! ;;
 	esac
 	BENCH_PIDS="$BENCH_PIDS $ROOT"
-	wait_port "$2" || { echo "clone.sh: $1 did not start" >&2; exit 1; }
+	wait_port "$2" "$ROOT" || { echo "clone.sh: $1 did not start" >&2; exit 1; }
 }
 
 url() { case $1 in memcached) echo "memcached://127.0.0.1:$2" ;; redis) echo "redis://127.0.0.1:$2" ;; nginx) echo "http://127.0.0.1:$2/" ;; esac; }
@@ -99,7 +85,12 @@ for s in $SERVERS; do
 	orig=$ROOT
 	model="$TOP/tests/fixtures/models/$s.json"
 	if [ $use_model = srvscope ]; then
-		"$SRVSCOPE" model -p "$orig" --client "$(url "$s" "$op")" -o "$OUT/$s.model.json" \
+		cfg=()
+		if [ -n "${RATES:-}" ]; then
+			printf '{"runs": [%s]}\n' "$(for r in $RATES; do printf '{"conns": %d, "rate": %s, "duration_s": 2}\n' "$CONNS" "$r"; done | paste -sd,)" >"$OUT/runs.json"
+			cfg=(--config "$OUT/runs.json")
+		fi
+		"$SRVSCOPE" model -p "$orig" --client "$(url "$s" "$op")" "${cfg[@]}" -o "$OUT/$s.model.json" \
 			>/dev/null 2>"$OUT/$s.model.err" && model="$OUT/$s.model.json" ||
 			echo "clone.sh: srvscope model of $s failed ($(tail -1 "$OUT/$s.model.err")); the fixture model instead" >&2
 	fi
@@ -107,7 +98,7 @@ for s in $SERVERS; do
 	"$SRVSCOPE" clone "$model" --port "$cp_" -q &
 	clone=$!
 	BENCH_PIDS="$BENCH_PIDS $clone"
-	wait_port "$cp_" || { echo "clone.sh: the clone of $s did not start" >&2; exit 1; }
+	wait_port "$cp_" "$clone" || { echo "clone.sh: the clone of $s did not start" >&2; exit 1; }
 	rate=${RATE:-$(python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["runs"]; print(r[-1]["rate"] if r and r[-1]["rate"] else 2000)' "$model")}
 	rates="$rates $s:$rate"
 	: >"$OUT/o.$s"; : >"$OUT/c.$s"
@@ -131,4 +122,4 @@ for s in $SERVERS; do
 	kill "$clone"; wait "$clone" 2>/dev/null
 	kill "$orig"; wait "$orig" 2>/dev/null
 done
-echo "(medians of $ROUNDS rounds taken in turn; $CONNS connections; p50 and CPU at the model's rate (req/s:$rates); peak closed loop; $SECS s each; models: $use_model; load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
+echo "(medians of $ROUNDS rounds taken in turn; $CONNS connections; p50 and CPU at the model's rate (req/s:$rates); peak closed loop; $SECS s each; models: $use_model${RATES:+ (runs at $RATES req/s)}; load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end)"

@@ -8,6 +8,8 @@ BENCH_PIDS=""
 OUT=$(mktemp -d /tmp/srvscope-bench.XXXXXX)
 trap 'kill $BENCH_PIDS 2>/dev/null; rm -rf "$OUT"' EXIT
 
+. "$TOP/tests/integration/net.sh" # free_port, wait_port, nginx_conf
+
 start_fixture() { # BIN ARGS...: sets FPID
 	"$@" >"$OUT/fixture.out" 2>&1 &
 	FPID=$!

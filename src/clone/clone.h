@@ -17,6 +17,7 @@
 #define CLONE_MAX_STEPS	    32
 #define CLONE_MAX_BG	    16
 #define CLONE_MAX_WORK	    8
+#define CLONE_MAX_RUNS	    16 /* a background cluster's points: request rates of the model's runs */
 #define CLONE_MAX_IOV	    16
 #define CLONE_MAX_HIST	    64
 #define CLONE_NAME	    16 /* a thread name, as prctl(PR_SET_NAME) takes it */
@@ -129,7 +130,21 @@ struct clone_bg {
 		double per_wake;
 		uint64_t bytes;
 	} work[CLONE_MAX_WORK];
+	/* The model's runs (work.per_run), in order of request rate: each thread's wake-ups
+	 * per second and CPU per wake-up at that rate (none: period_ms and on_cpu_us at any). */
+	unsigned nruns;
+	struct clone_bg_run {
+		double rps, wakes_per_s, on_cpu_us;
+	} run[CLONE_MAX_RUNS];
 };
+
+/* The period (ms, 0: never wakes) and CPU per wake-up (us) of a background cluster's
+ * threads while the clone answers rps requests a second: between the model's runs, along
+ * the line through the two around it; below the slowest, its wake-ups along the line
+ * through the two slowest toward none (memcached's LRU maintainer, 23 a second at 105
+ * requests/s and 102 at 505, wakes twice a second without load), never below none nor
+ * above the slowest's, and its CPU per wake-up; above the fastest, the fastest's. */
+void clone_bg__at(const struct clone_bg *bg, double rps, double *period_ms, double *on_cpu_us);
 
 struct clone_model {
 	char comm[CLONE_NAME];	   /* the main thread's name */

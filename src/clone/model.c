@@ -23,6 +23,7 @@ struct ctx {
 	char *err;
 	size_t errlen;
 	int failed;
+	const json_t *runs; /* the model's runs */
 };
 
 static int fail(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -339,11 +340,93 @@ static unsigned cluster_threads(struct ctx *c, const json_t *cl, const char *whe
 	return n;
 }
 
+static int by_rps(const void *a, const void *b)
+{
+	const struct clone_bg_run *x = a, *y = b;
+
+	return (x->rps > y->rps) - (x->rps < y->rps);
+}
+
+/* work.per_run: the cluster's wake-ups per second and CPU per wake-up in each run, placed
+ * at the run's request rate (runs[].throughput_rps); runs within 5 % of one rate are one
+ * point, their mean. */
+static int parse_bg_runs(struct ctx *c, const json_t *work, const char *where, struct clone_bg *bg)
+{
+	const json_t *pr = json_object_get(work, "per_run"), *e;
+	unsigned n = 0, i, k;
+	size_t j;
+
+	if (!pr || json_is_null(pr))
+		return 0;
+	if (!json_is_array(pr))
+		return fail(c, "%s.work.per_run is not an array", where);
+	json_array_foreach(pr, j, e)
+	{
+		char w[96];
+		double run, rps, wps, cpu;
+		const json_t *r;
+
+		snprintf(w, sizeof(w), "%s.work.per_run[%zu]", where, j);
+		if (!json_is_object(e))
+			return fail(c, "%s is not an object", w);
+		if (get_num(c, e, w, "run", 0, CLONE_MAX_THREADS, true, true, 0, &run) ||
+		    get_num(c, e, w, "wakes_per_s", 0, 1e6, false, true, 0, &wps) ||
+		    get_num(c, e, w, "on_cpu_us", 0, 10e6, false, false, bg->on_cpu_us, &cpu))
+			return -EINVAL;
+		r = json_array_get(c->runs, (size_t)run);
+		if (!r)
+			return fail(c, "%s.run is %g: the model has no such run", w, run);
+		snprintf(w, sizeof(w), "runs[%g]", run);
+		if (get_num(c, r, w, "throughput_rps", 0, 1e9, false, true, 0, &rps))
+			return -EINVAL;
+		if (n == CLONE_MAX_RUNS)
+			break; /* enough points */
+		bg->run[n++] = (struct clone_bg_run){rps, wps, cpu};
+	}
+	qsort(bg->run, n, sizeof(bg->run[0]), by_rps);
+	for (i = 0; i < n; i = k) { /* merge each run of close rates into its first point */
+		struct clone_bg_run sum = bg->run[i];
+
+		for (k = i + 1; k < n && bg->run[k].rps <= bg->run[i].rps * 1.05; k++) {
+			sum.rps += bg->run[k].rps;
+			sum.wakes_per_s += bg->run[k].wakes_per_s;
+			sum.on_cpu_us += bg->run[k].on_cpu_us;
+		}
+		bg->run[bg->nruns++] = (struct clone_bg_run){
+			sum.rps / (k - i), sum.wakes_per_s / (k - i), sum.on_cpu_us / (k - i)};
+	}
+	return 0;
+}
+
+void clone_bg__at(const struct clone_bg *bg, double rps, double *period_ms, double *on_cpu_us)
+{
+	const struct clone_bg_run *a, *b;
+	double wps, f;
+	unsigned i;
+
+	*period_ms = bg->period_ms;
+	*on_cpu_us = bg->on_cpu_us;
+	if (!bg->nruns)
+		return;
+	for (i = 1; i < bg->nruns && bg->run[i].rps < rps; i++)
+		;
+	a = &bg->run[i - 1];
+	b = i < bg->nruns ? &bg->run[i] : a;
+	f = b->rps > a->rps ? (rps - a->rps) / (b->rps - a->rps) : 0;
+	wps = a->wakes_per_s + f * (b->wakes_per_s - a->wakes_per_s);
+	if (f < 0) /* below the slowest run: toward no load on that line, never more */
+		f = 0;
+	*on_cpu_us = a->on_cpu_us + f * (b->on_cpu_us - a->on_cpu_us);
+	if (wps > a->wakes_per_s && rps < a->rps)
+		wps = a->wakes_per_s;
+	*period_ms = wps > 0 ? 1000 / wps : 0;
+}
+
 static int parse_bg(struct ctx *c, const json_t *cl, unsigned idx, struct clone_model *m)
 {
 	struct clone_bg *bg;
 	char where[48];
-	const char *name, *wait = NULL;
+	const char *name, *wait = NULL, *role;
 	json_t *work, *sys, *w;
 	size_t i;
 
@@ -390,6 +473,11 @@ static int parse_bg(struct ctx *c, const json_t *cl, unsigned idx, struct clone_
 				get_size(c, w, ws, "bytes", false, &bg->work[bg->nwork].bytes);
 				bg->nwork++;
 			}
+		/* wake-ups that follow the load (a clock in some runs, a backing-off one in
+		 * others); an idle cluster stays idle */
+		role = get_str(c, cl, where, "role", false);
+		if (role && !strcmp(role, "background") && parse_bg_runs(c, work, where, bg))
+			return -EINVAL;
 	}
 	if (!c->failed && bg->threads)
 		m->nbg++;
@@ -868,6 +956,7 @@ static int parse_root(struct ctx *c, const json_t *root, struct clone_model *m)
 	if (s)
 		m->proto = v;
 
+	c->runs = json_object_get(root, "runs");
 	if (parse_network_model(c, root, m))
 		return -EINVAL;
 	if (!m->acceptor[0])

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -60,6 +61,17 @@ static void count(enum clone_sys s)
 
 /* ---- stopping ---- */
 
+/* The scratch files and their directory (async-signal-safe: the stop handler calls it). */
+static void remove_scratch(void)
+{
+	if (scratch_req[0])
+		unlink(scratch_req);
+	if (scratch_bg[0])
+		unlink(scratch_bg);
+	if (scratch_dir[0])
+		rmdir(scratch_dir);
+}
+
 static void kill_children(int sig)
 {
 	unsigned i;
@@ -91,12 +103,7 @@ static void on_stop(int sig)
 	}
 	while (waitpid(-1, &status, WNOHANG) > 0)
 		;
-	if (scratch_req[0])
-		unlink(scratch_req);
-	if (scratch_bg[0])
-		unlink(scratch_bg);
-	if (scratch_dir[0])
-		rmdir(scratch_dir);
+	remove_scratch();
 	_exit(0);
 }
 
@@ -293,6 +300,45 @@ static void request_work(struct cpu_ctl *ctl)
 		atomic_fetch_add_explicit(&calibrations, 1, memory_order_relaxed);
 		ctl->n = 0;
 	}
+}
+
+/* A background thread's CPU per wake-up, aimed at the model's figure, which is all of the
+ * thread's CPU time over its wake-ups: the sleep and the wake-up cost CPU of their own (12 us
+ * a nanosleep in a VM, most of the 17 us memcached's LRU maintainer takes a wake-up), so the
+ * spin is what is left. Each window of 100 ms (4 wake-ups at least) measures the thread's
+ * CPU per wake-up and moves the spin by half the difference, as request_work does. */
+struct bg_ctl {
+	uint64_t t0, w0; /* the window's start: CPU, monotonic clock */
+	unsigned n;
+	double spin_us;
+};
+
+static void bg_work_cpu(struct bg_ctl *ctl, double want_us)
+{
+	uint64_t ns, wakes;
+	double per;
+
+	if (want_us <= 0)
+		return;
+	spin_us(ctl->spin_us);
+	if (!ctl->n++) {
+		ctl_read(&ctl->t0, &wakes);
+		ctl->w0 = mono_ns();
+		return;
+	}
+	if (ctl->n <= 4 || mono_ns() - ctl->w0 < 100000000)
+		return;
+	ctl_read(&ns, &wakes);
+	per = (double)(ns - ctl->t0) / 1e3 / (ctl->n - 1);
+	ctl->spin_us += (want_us - per) / 2;
+	if (ctl->spin_us < 0)
+		ctl->spin_us = 0;
+	if (ctl->spin_us > want_us)
+		ctl->spin_us = want_us;
+	/* this reading starts the next window: one getrusage per window */
+	ctl->t0 = ns;
+	ctl->w0 = mono_ns();
+	ctl->n = 1;
 }
 
 /* ---- scratch files ---- */
@@ -1136,21 +1182,104 @@ static void *acceptor(void *arg)
 static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t idle_cond = PTHREAD_COND_INITIALIZER;
 
+/* A background thread's period and CPU per wake-up at the clone's request rate, taken
+ * again every 100 ms (the rate over that window) when the model gives them per run: the
+ * original's wake-ups followed its load (memcached's LRU maintainer: 5 a second idle, 56 at
+ * 500 requests/s, 850 at 2000). */
+struct bg_pace {
+	uint64_t t0, req0;
+	double period_ms, want_us;
+};
+
+static void bg_pace(const struct clone_bg *bg, struct bg_pace *p)
+{
+	uint64_t now = mono_ns(), req = __atomic_load_n(&C->requests, __ATOMIC_RELAXED);
+
+	if (!bg->nruns || (p->t0 && now - p->t0 < 100000000))
+		return;
+	if (p->t0)
+		clone_bg__at(bg, (req - p->req0) / ((now - p->t0) / 1e9), &p->period_ms,
+			     &p->want_us);
+	p->t0 = now;
+	p->req0 = req;
+}
+
+/* Waits toward the deadline (monotonic ns), the wait the original made; a second at most
+ * when the pace follows the load (a clone whose load comes back finds its pace again).
+ * True when the deadline is reached. */
+static bool bg_wait(const struct clone_bg *bg, int ep, uint64_t deadline)
+{
+	uint64_t now = mono_ns(), rel = deadline > now ? deadline - now : 0;
+	struct timespec ts;
+
+	if (bg->nruns && rel > 1000000000)
+		rel = 1000000000;
+	ts.tv_sec = (time_t)(rel / 1000000000);
+	ts.tv_nsec = (long)(rel % 1000000000);
+	if (ep >= 0)
+		epoll_wait(ep, (struct epoll_event[1]){}, 1, (int)((rel + 500000) / 1000000));
+	else if (bg->wait == CS_NANOSLEEP)
+		nanosleep(&ts, NULL);
+	else
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+	return mono_ns() >= deadline;
+}
+
+/* The syscalls of a wake-up, as many per wake-up as the model says on average. */
+static void bg_syscalls(const struct clone_bg *bg, double *acc, char *buf, size_t len)
+{
+	unsigned k;
+
+	for (k = 0; k < bg->nwork; k++) {
+		uint64_t b = bg->work[k].bytes > len ? len : bg->work[k].bytes;
+
+		for (acc[k] += bg->work[k].per_wake; acc[k] >= 1; acc[k] -= 1) {
+			switch (bg->work[k].sys) {
+			case CS_FSYNC:
+			case CS_FDATASYNC:
+				/* dirty the observed size, then sync it */
+				if (pwrite(bg_fd, buf, b ? b : 4096, 0) < 0)
+					break;
+				if (bg->work[k].sys == CS_FSYNC)
+					fsync(bg_fd);
+				else
+					fdatasync(bg_fd);
+				break;
+			case CS_WRITE:
+			case CS_PWRITE:
+				if (pwrite(bg_fd, buf, b, 0) < 0)
+					break;
+				break;
+			case CS_READ:
+			case CS_PREAD:
+				if (pread(bg_fd, buf, b, 0) < 0)
+					break;
+				break;
+			default:
+				break;
+			}
+		}
+	}
+}
+
 static void *bg_thread(void *arg)
 {
 	const struct clone_bg *bg = arg;
+	struct bg_ctl ctl = {.spin_us = bg->on_cpu_us / 2};
+	struct bg_pace pace = {.period_ms = bg->period_ms, .want_us = bg->on_cpu_us};
 	double acc[CLONE_MAX_WORK] = {0};
 	char buf[65536];
 	struct timespec ts;
+	uint64_t last = mono_ns(), now, p;
 	int ep = -1;
-	unsigned k;
 
 	prctl(PR_SET_NAME, bg->name);
 	memset(buf, 'x', sizeof(buf));
 	if (bg->wait == CS_EPOLL_WAIT || bg->wait == CS_EPOLL_PWAIT)
 		ep = epoll_create1(EPOLL_CLOEXEC);
 	while (!stopping) {
-		if (bg->period_ms <= 0) { /* idle: waits, as the original did, for nothing */
+		if (bg->period_ms <= 0 &&
+		    !bg->nruns) { /* idle: waits, as the original did, for nothing */
 			if (ep >= 0) {
 				epoll_wait(ep, (struct epoll_event[1]){}, 1, -1);
 			} else if (bg->wait == CS_NANOSLEEP || bg->wait == CS_CLOCK_NANOSLEEP) {
@@ -1164,46 +1293,16 @@ static void *bg_thread(void *arg)
 			}
 			continue;
 		}
-		ts.tv_sec = (time_t)(bg->period_ms / 1000);
-		ts.tv_nsec = (long)((bg->period_ms - ts.tv_sec * 1000.0) * 1e6);
-		if (ep >= 0)
-			epoll_wait(ep, (struct epoll_event[1]){}, 1, (int)bg->period_ms);
-		else if (bg->wait == CS_NANOSLEEP)
-			nanosleep(&ts, NULL);
-		else
-			clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
-		spin_us(bg->on_cpu_us);
-		for (k = 0; k < bg->nwork; k++) {
-			uint64_t b =
-				bg->work[k].bytes > sizeof(buf) ? sizeof(buf) : bg->work[k].bytes;
-
-			for (acc[k] += bg->work[k].per_wake; acc[k] >= 1; acc[k] -= 1) {
-				switch (bg->work[k].sys) {
-				case CS_FSYNC:
-				case CS_FDATASYNC:
-					/* dirty the observed size, then sync it */
-					if (pwrite(bg_fd, buf, b ? b : 4096, 0) < 0)
-						break;
-					if (bg->work[k].sys == CS_FSYNC)
-						fsync(bg_fd);
-					else
-						fdatasync(bg_fd);
-					break;
-				case CS_WRITE:
-				case CS_PWRITE:
-					if (pwrite(bg_fd, buf, b, 0) < 0)
-						break;
-					break;
-				case CS_READ:
-				case CS_PREAD:
-					if (pread(bg_fd, buf, b, 0) < 0)
-						break;
-					break;
-				default:
-					break;
-				}
-			}
-		}
+		bg_pace(bg, &pace);
+		p = (uint64_t)(pace.period_ms * 1e6);
+		if (!bg_wait(bg, ep, p ? last + p : UINT64_MAX))
+			continue;
+		/* the next deadline a period after this one: an oversleep is made up, not a
+		 * longer lateness (a busy machine) */
+		now = mono_ns();
+		last = last + 2 * p > now ? last + p : now;
+		bg_work_cpu(&ctl, pace.want_us);
+		bg_syscalls(bg, acc, buf, sizeof(buf));
 	}
 	return NULL;
 }
@@ -1440,6 +1539,16 @@ static const char *io_name(enum clone_io io)
 	return names[io];
 }
 
+static bool follows_load(const struct clone_model *m)
+{
+	unsigned i;
+
+	for (i = 0; i < m->nbg; i++)
+		if (m->bg[i].nruns > 1) /* one point: the same pace at any rate */
+			return true;
+	return false;
+}
+
 int clone__run(const struct clone_model *m, const struct clone_opts *o, struct clone_counts *counts)
 {
 	struct sigaction sa = {0};
@@ -1448,6 +1557,13 @@ int clone__run(const struct clone_model *m, const struct clone_opts *o, struct c
 	unsigned nl;
 
 	M = m;
+	/* shared with the processes it forks when a background thread paces itself on all of
+	 * the clone's requests (else each process keeps its own: no cache line bounced
+	 * between worker processes at every syscall) */
+	if (!counts && follows_load(m) &&
+	    (counts = mmap(NULL, sizeof(*counts), PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+		counts = NULL;
 	C = counts ? counts : &local_counts;
 	owner_pid = getpid();
 	memset(&bind_addr, 0, sizeof(bind_addr));
@@ -1527,11 +1643,6 @@ out:
 	kill_children(SIGKILL);
 	while (waitpid(-1, NULL, 0) > 0)
 		;
-	if (scratch_req[0])
-		unlink(scratch_req);
-	if (scratch_bg[0])
-		unlink(scratch_bg);
-	if (scratch_dir[0])
-		rmdir(scratch_dir);
+	remove_scratch();
 	return err < 0 ? err : -EIO;
 }

@@ -240,6 +240,12 @@ struct model_item { /* a thread in one run */
 	size_t thr;
 };
 
+/* A background cluster in one run: wake-ups per second of each of its threads, their
+ * period (0: not periodic in that run), CPU per wake-up. */
+struct model_bg_run {
+	double wakes_per_s, period_ms, on_cpu_us;
+};
+
 struct model_cluster {
 	int id;
 	char name[16];
@@ -260,6 +266,9 @@ struct model_cluster {
 	double period_ms;
 	uint64_t wakes;
 	double work_on_cpu_us;
+	/* The same in each run (nr_runs of them), as the wake-ups follow the load (memcached's
+	 * LRU maintainer sleeps 1 ms to 1 s as it finds work). */
+	struct model_bg_run *per_run;
 	struct model_work {
 		int nr; /* syscall */
 		double per_wake, bytes;

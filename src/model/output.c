@@ -140,15 +140,16 @@ static json_t *threads_json(const struct model *m)
 }
 
 /* What a background cluster's threads do per wake-up (docs/model-json.md). */
-static json_t *work_json(const struct model_cluster *c)
+static json_t *work_json(const struct model *m, const struct model_cluster *c)
 {
-	json_t *a;
+	json_t *a, *pr;
 	char buf[32];
 	unsigned i;
 
 	if ((c->role != ROLE_BACKGROUND && c->role != ROLE_IDLE) || !c->wakes)
 		return json_null();
 	a = json_array();
+	pr = json_array();
 	for (i = 0; i < c->nr_work; i++) {
 		json_t *o = json_pack("{s:s, s:f}", "name",
 				      syscall__name(c->work[i].nr, buf, sizeof(buf)), "per_wake",
@@ -158,8 +159,17 @@ static json_t *work_json(const struct model_cluster *c)
 			json_object_set_new(o, "bytes", json_integer((json_int_t)c->work[i].bytes));
 		json_array_append_new(a, o);
 	}
-	return json_pack("{s:I, s:f, s:o}", "wakes", (json_int_t)c->wakes, "on_cpu_us",
-			 c->work_on_cpu_us, "syscalls", a);
+	for (i = 0; c->per_run && i < m->nr_runs; i++) {
+		const struct model_bg_run *r = &c->per_run[i];
+
+		json_array_append_new(pr, json_pack("{s:i, s:f, s:o, s:o}", "run", (int)i,
+						    "wakes_per_s", r->wakes_per_s, "period_ms",
+						    num_or_null(r->period_ms, r->period_ms > 0),
+						    "on_cpu_us",
+						    num_or_null(r->on_cpu_us, r->on_cpu_us > 0)));
+	}
+	return json_pack("{s:I, s:f, s:o, s:o}", "wakes", (json_int_t)c->wakes, "on_cpu_us",
+			 c->work_on_cpu_us, "syscalls", a, "per_run", pr);
 }
 
 static json_t *clusters_json(const struct model *m)
@@ -204,7 +214,7 @@ static json_t *clusters_json(const struct model *m)
 								 c->wait_share)
 						     : json_null(),
 				  "period_ms", num_or_null(c->period_ms, c->period_ms > 0), "work",
-				  work_json(c), "stack", stack));
+				  work_json(m, c), "stack", stack));
 	}
 	return a;
 }

@@ -100,6 +100,50 @@ static int by_per_wake(const void *a, const void *b)
 	return (x->per_wake < y->per_wake) - (x->per_wake > y->per_wake);
 }
 
+/* The median of np periods, when at least half of the woke threads had one. */
+static double median_period(double *periods, size_t np, size_t woke)
+{
+	if (!np || np * 2 < woke)
+		return 0;
+	qsort(periods, np, sizeof(*periods), cmp_double);
+	return periods[np / 2];
+}
+
+/* A background cluster's wake-ups run by run: per second of the run's trace and per thread
+ * the cluster has in it, their period and CPU per wake-up, for a clone that wakes as often
+ * as the original did at the load it is driven at. */
+static struct model_bg_run *per_run_wakes(const struct model *m, const struct model_cluster *c)
+{
+	struct model_bg_run *pr = xcalloc(m->nr_runs, sizeof(*pr));
+	double *periods = xcalloc(c->nr_items ? c->nr_items : 1, sizeof(*periods));
+	size_t r, i;
+
+	for (r = 0; r < m->nr_runs; r++) {
+		const struct model_run *run = &m->runs[r];
+		double secs = run->end_ns > run->start_ns ? (run->end_ns - run->start_ns) / 1e9 : 0;
+		size_t np = 0, woke = 0;
+		uint64_t wakes = 0, on = 0;
+
+		for (i = 0; i < c->nr_items; i++) {
+			const struct model_thread *th = item_thr(m, &c->items[i]);
+
+			if (c->items[i].run != r || !th->wakes)
+				continue;
+			woke++;
+			wakes += th->wakes;
+			on += th->on_ns;
+			if (th->period_ns)
+				periods[np++] = th->period_ns / 1e6;
+		}
+		if (secs > 0 && c->size_per_run[r])
+			pr[r].wakes_per_s = wakes / secs / c->size_per_run[r];
+		pr[r].period_ms = median_period(periods, np, woke);
+		pr[r].on_cpu_us = wakes ? on / 1e3 / wakes : 0;
+	}
+	free(periods);
+	return pr;
+}
+
 /* A cluster that serves no connection: the period its threads wake at (the median of its
  * periodic threads' periods, when most of its threads that woke are periodic), and what
  * they do per wake-up (CPU time, the syscalls other than the wait itself). */
@@ -125,10 +169,8 @@ static void background_work(struct model *m, struct model_cluster *c)
 		for (j = 0; u64map__next(&th->sc_bytes, &j, &k, &v);)
 			*u64map__slot(&bytes, k, NULL) += v;
 	}
-	if (np && np * 2 >= woke) {
-		qsort(periods, np, sizeof(*periods), cmp_double);
-		c->period_ms = periods[np / 2];
-	}
+	c->period_ms = median_period(periods, np, woke);
+	c->per_run = per_run_wakes(m, c);
 	if (c->wakes) {
 		c->work_on_cpu_us = on / 1e3 / c->wakes;
 		for (i = 0; u64map__next(&n, &i, &k, &v);) {
@@ -450,6 +492,7 @@ void model__free(struct model *m)
 		free(m->clusters[i].stack);
 		free(m->clusters[i].items);
 		free(m->clusters[i].size_per_run);
+		free(m->clusters[i].per_run);
 	}
 	free(m->clusters);
 	for (i = 0; i < m->nr_runs; i++)

@@ -44,6 +44,7 @@ skip_all() {
 need_root() { [ "$(id -u)" = 0 ] || skip_all "needs root"; }
 # The recorder's BPF programs need the kernel's BTF.
 need_btf() { [ -r /sys/kernel/btf/vmlinux ] || skip_all "no BTF (/sys/kernel/btf/vmlinux)"; }
+. "$TOP/tests/integration/net.sh"
 done_testing() { echo "1..$_n"; [ "$_failed" -eq 0 ]; exit $?; }
 
 # start_fixture NAME ARGS...: starts a fixture, waits for it to print "ready", sets FPID
@@ -90,6 +91,21 @@ new_netns() {
 	done
 	[ -e /proc/$p/ns/net ] || return 1
 	NETNS=/proc/$p/ns/net
+}
+
+# model NAME PID URL [OPTIONS...]: srvscope model of PID under the built-in client at URL
+# into $TMP/NAME.json (90 s at most), one check; its output as comments, its errors too when
+# it wrote no model. Returns its exit status.
+model() {
+	local name=$1 pid=$2 url=$3 rc
+	shift 3
+	timeout 90 "$SRVSCOPE" model -p "$pid" --client "$url" -o "$TMP/$name.json" "$@" \
+		>"$TMP/$name.out" 2>"$TMP/$name.err"
+	rc=$?
+	ok $rc "model $name"
+	sed 's/^/#   /' "$TMP/$name.out"
+	[ -s "$TMP/$name.json" ] || sed 's/^/#   /' "$TMP/$name.err"
+	return $rc
 }
 
 # record_pingpong FILE: records the ping-pong fixture (200 rounds, 300 us apart) into FILE,

@@ -19,19 +19,17 @@ need_servers() { # need_servers BINARY...: skip the whole script when one is mis
 	done
 }
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# wait_port PORT PID: up to 10 s for a listener on PORT while PID lives.
-wait_port() {
-	local i
-	for i in $(seq 200); do
-		kill -0 "$2" 2>/dev/null || return 1
-		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
+# run_server NAME PORT COMMAND...: starts COMMAND (its output in $TMP/server-NAME.out), to be
+# stopped when the script exits, and waits for its listener on PORT; sets SERVER_PID.
+# Returns 1 after a diagnostic when it does not come up.
+run_server() {
+	local name=$1 port=$2
+	shift 2
+	"$@" >"$TMP/server-$name.out" 2>&1 &
+	SERVER_PID=$!
+	_srv_stops="$_srv_stops $SERVER_PID:TERM"
+	wait_port "$port" "$SERVER_PID" && return 0
+	diag "$name did not start:"; sed 's/^/#   /' "$TMP/server-$name.out"; return 1
 }
 
 # stop_pid PID [SIGNAL]: SIGNAL (TERM), then up to 5 s for it to go, then SIGKILL.
@@ -47,30 +45,11 @@ children_of() { awk -v p="$1" '$4 == p {print $1}' /proc/[0-9]*/stat 2>/dev/null
 
 start_nginx() { # start_nginx WORKERS
 	local d="$TMP/nginx"
-	mkdir -p "$d/logs" "$d/tmp"
 	NGINX_PORT=$(free_port)
-	cat >"$d/nginx.conf" <<CONF
-daemon off;
-master_process on;
-worker_processes $1;
-pid $d/nginx.pid;
-error_log $d/logs/error.log;
-events { worker_connections 256; }
-http {
-	access_log off;
-	client_body_temp_path $d/tmp;
-	proxy_temp_path $d/tmp;
-	fastcgi_temp_path $d/tmp;
-	uwsgi_temp_path $d/tmp;
-	scgi_temp_path $d/tmp;
-	server { listen 127.0.0.1:$NGINX_PORT; location / { return 200 "hello\n"; } }
-}
-CONF
-	nginx -p "$d" -c "$d/nginx.conf" -e "$d/logs/error.log" >"$d/out" 2>&1 &
-	NGINX_PID=$!
-	_srv_stops="$_srv_stops $NGINX_PID:TERM"
-	wait_port "$NGINX_PORT" "$NGINX_PID" && return 0
-	diag "nginx did not start:"; sed 's/^/#   /' "$d/out" "$d/logs/error.log"; return 1
+	nginx_conf "$d" "$NGINX_PORT" "$1" "access_log off;" '; location / { return 200 "hello\n"; }'
+	run_server nginx "$NGINX_PORT" nginx -p "$d" -c "$d/nginx.conf" -e "$d/logs/error.log" ||
+		{ NGINX_PID=$SERVER_PID; sed 's/^/#   /' "$d/logs/error.log"; return 1; }
+	NGINX_PID=$SERVER_PID
 }
 
 start_apache2() { # start_apache2 CHILDREN: mpm_event, 8 threads a child
@@ -160,9 +139,9 @@ CONF
 
 start_memcached() { # start_memcached THREADS
 	MEMCACHED_PORT=$(free_port)
-	memcached -u root -l 127.0.0.1 -p "$MEMCACHED_PORT" -U 0 -t "$1" >"$TMP/memcached.out" 2>&1 &
-	MEMCACHED_PID=$!
-	_srv_stops="$_srv_stops $MEMCACHED_PID:TERM"
-	wait_port "$MEMCACHED_PORT" "$MEMCACHED_PID" && return 0
-	diag "memcached did not start:"; sed 's/^/#   /' "$TMP/memcached.out"; return 1
+	run_server memcached "$MEMCACHED_PORT" memcached -u root -l 127.0.0.1 -p "$MEMCACHED_PORT" \
+		-U 0 -t "$1"
+	local rc=$?
+	MEMCACHED_PID=$SERVER_PID
+	return $rc
 }

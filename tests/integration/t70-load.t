@@ -38,22 +38,9 @@ redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
 REDIS_PID=$!
 _srv_stops="$_srv_stops $REDIS_PID:TERM"
 d="$TMP/ngx"
-mkdir -p "$d/logs"
 NGINX_PORT=$(free_port)
-cat >"$d/nginx.conf" <<CONF
-daemon off;
-worker_processes 2;
-pid $d/nginx.pid;
-error_log $d/logs/error.log;
-events { worker_connections 256; }
-http {
-	log_format conn '\$connection \$connection_requests';
-	access_log $d/logs/access.log conn;
-	client_body_temp_path $d; proxy_temp_path $d; fastcgi_temp_path $d;
-	uwsgi_temp_path $d; scgi_temp_path $d;
-	server { listen 127.0.0.1:$NGINX_PORT; location / { return 200 "hello\n"; } }
-}
-CONF
+nginx_conf "$d" "$NGINX_PORT" 2 "log_format conn '\$connection \$connection_requests'; access_log $d/logs/access.log conn;" \
+	'; location / { return 200 "hello\n"; }'
 nginx -p "$d" -c "$d/nginx.conf" -e "$d/logs/error.log" >"$d/out" 2>&1 &
 NGINX_PID=$!
 _srv_stops="$_srv_stops $NGINX_PID:TERM"

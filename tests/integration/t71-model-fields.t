@@ -42,22 +42,10 @@ PY
 	ok $? "$3"
 }
 
-model() { # model NAME PID URL [OPTIONS]: $TMP/NAME.json
-	local name=$1 pid=$2 url=$3
-	shift 3
-	"$SRVSCOPE" model -p "$pid" --client "$url" -o "$TMP/$name.json" "$@" \
-		>"$TMP/$name.out" 2>"$TMP/$name.err"
-	ok $? "model $name"
-	sed 's/^/#   /' "$TMP/$name.out"
-	[ -s "$TMP/$name.json" ] || sed 's/^/#   /' "$TMP/$name.err"
-}
-
 # The fixture, shared epoll.
 PORT=$(free_port)
-"$FIXTURES/epoll_pool" shared "$PORT" 4 50 >"$TMP/shared.log" 2>&1 &
-EP=$!
-_srv_stops="$_srv_stops $EP:TERM"
-wait_port "$PORT" "$EP" || skip_all "epoll_pool did not start"
+run_server epoll-shared "$PORT" "$FIXTURES/epoll_pool" shared "$PORT" 4 50 || skip_all "epoll_pool did not start"
+EP=$SERVER_PID
 model shared "$EP" "http://127.0.0.1:$PORT/" --conns 8 --keep-traces "$TMP/shared-traces"
 expect "$TMP/shared.json" 'nm["handoff"] == "shared-epoll" and nm["shared_epoll"] and nmc["network_dispatch"] and nmc["network_thread_pool_size"] == 4 and nmc["accept_thread_pool_size"] == 1' \
 	"shared epoll: 4 pool threads fed through one epoll instance by the acceptor"
@@ -77,10 +65,8 @@ stop_pid "$EP"
 
 # The fixture, a listening socket per thread.
 PORT=$(free_port)
-"$FIXTURES/epoll_pool" reuseport "$PORT" 3 50 >"$TMP/reuse.log" 2>&1 &
-EP=$!
-_srv_stops="$_srv_stops $EP:TERM"
-wait_port "$PORT" "$EP" || skip_all "epoll_pool did not start"
+run_server epoll-reuseport "$PORT" "$FIXTURES/epoll_pool" reuseport "$PORT" 3 50 || skip_all "epoll_pool did not start"
+EP=$SERVER_PID
 model reuse "$EP" "http://127.0.0.1:$PORT/" --conns 8
 expect "$TMP/reuse.json" 'nm["handoff"] == "reuseport" and nm["reuseport"] is True and nm["listeners"] == 3 and not nm["shared_epoll"]' \
 	"reuseport: three listening sockets on one port, each thread accepting on its own"
@@ -91,34 +77,15 @@ stop_pid "$EP"
 # nginx: reuseport, a static file per request, an access log.
 chmod 755 "$TMP" # nginx's workers run as nobody
 d="$TMP/nginx"
-mkdir -p "$d/logs" "$d/tmp" "$d/www"
+mkdir -p "$d/www"
 head -c 5000 /dev/urandom | base64 -w 76 >"$d/www/page.html"
 chmod 755 "$d" "$d/www"
 chmod 644 "$d/www/page.html"
 SIZE=$(stat -c %s "$d/www/page.html")
 NGINX_PORT=$(free_port)
-cat >"$d/nginx.conf" <<CONF
-daemon off;
-master_process on;
-worker_processes 2;
-pid $d/nginx.pid;
-error_log $d/logs/error.log;
-events { worker_connections 256; }
-http {
-	access_log $d/logs/access.log;
-	open_file_cache off;
-	client_body_temp_path $d/tmp;
-	proxy_temp_path $d/tmp;
-	fastcgi_temp_path $d/tmp;
-	uwsgi_temp_path $d/tmp;
-	scgi_temp_path $d/tmp;
-	server { listen 127.0.0.1:$NGINX_PORT reuseport; root $d/www; }
-}
-CONF
-nginx -p "$d" -c "$d/nginx.conf" -e "$d/logs/error.log" >"$d/out" 2>&1 &
-NGINX_PID=$!
-_srv_stops="$_srv_stops $NGINX_PID:TERM"
-wait_port "$NGINX_PORT" "$NGINX_PID" || skip_all "nginx did not start"
+nginx_conf "$d" "$NGINX_PORT" 2 "access_log $d/logs/access.log; open_file_cache off;" " reuseport; root $d/www;"
+run_server nginx "$NGINX_PORT" nginx -p "$d" -c "$d/nginx.conf" -e "$d/logs/error.log" || skip_all "nginx did not start"
+NGINX_PID=$SERVER_PID
 model nginx "$NGINX_PID" "http://127.0.0.1:$NGINX_PORT/page.html" --conns 8
 expect "$TMP/nginx.json" 'nmc["accept_dispatch"] and not nmc["network_dispatch"] and nmc["network_epoll"] and nmc["accept_thread_pool_size"] == 2 and nmc["network_thread_pool_size"] == 2' \
 	"nginx reuseport: Ditto's verdict, pools 2"
