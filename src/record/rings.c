@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The recorder's per-CPU ring buffers and their merge by time (see rings.h). */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -171,32 +173,72 @@ static uint64_t mono_now(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/* Marks in online[] (nr entries) the CPUs /sys lists as online; all of them when it
+ * cannot be read. */
+static void online_cpus(bool *online, int nr)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	int a, b, i, n = 0;
+	char sep;
+
+	for (i = 0; i < nr; i++)
+		online[i] = !f;
+	while (f && fscanf(f, "%d", &a) == 1) {
+		b = a;
+		sep = (char)fgetc(f);
+		if (sep == '-' && fscanf(f, "%d", &b) == 1)
+			sep = (char)fgetc(f);
+		for (i = a; i <= b && i < nr; i++)
+			if (i >= 0 && !online[i]) {
+				online[i] = true;
+				n++;
+			}
+		if (sep != ',')
+			break;
+	}
+	if (f)
+		fclose(f);
+	for (i = 0; f && !n && i < nr; i++)
+		online[i] = true;
+}
+
 int rec_rings__prepare(struct rec_rings *rr, struct bpf_map *map, uint64_t total)
 {
-	int i, nr = libbpf_num_possible_cpus();
+	int i, nr = libbpf_num_possible_cpus(), nr_online = 0;
 	uint64_t per = RING_MIN;
+	bool *online;
 
 	memset(rr, 0, sizeof(*rr));
 	if (nr <= 0)
 		return nr ? nr : -EINVAL;
-	while (per * 2 <= total / nr)
-		per *= 2;
 	rr->ring = calloc(nr, sizeof(*rr->ring));
 	rr->heap = calloc(nr, sizeof(*rr->heap));
-	if (!rr->ring || !rr->heap)
+	online = calloc(nr, sizeof(*online));
+	if (!rr->ring || !rr->heap || !online) {
+		free(online);
 		return -ENOMEM;
+	}
+	/* The CPUs online now share the size; one brought online later gets a page. */
+	online_cpus(online, nr);
+	for (i = 0; i < nr; i++)
+		nr_online += online[i];
+	while (per * 2 <= total / (nr_online ? nr_online : 1))
+		per *= 2;
 	rr->nr = nr;
 	rr->size = per;
 	for (i = 0; i < nr; i++)
 		rr->ring[i].fd = -1;
 	for (i = 0; i < nr; i++) {
 		rr->ring[i].rr = rr;
-		rr->ring[i].fd =
-			bpf_map_create(BPF_MAP_TYPE_RINGBUF, "srvscope_ring", 0, 0, per, NULL);
-		if (rr->ring[i].fd < 0)
+		rr->ring[i].fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "srvscope_ring", 0, 0,
+						online[i] ? per : RING_MIN, NULL);
+		if (rr->ring[i].fd < 0) {
+			free(online);
 			return -errno;
+		}
 	}
-	/* The first ring is the pattern the map's entries must match. */
+	free(online);
+	/* A ring is the pattern the map's entries must match (ring buffers of any size do). */
 	if (bpf_map__set_max_entries(map, nr) || bpf_map__set_inner_map_fd(map, rr->ring[0].fd))
 		return -EINVAL;
 	return 0;

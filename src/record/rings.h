@@ -34,7 +34,8 @@ struct rec_rings {
 };
 
 /* Before the BPF object is loaded: one ring per possible CPU, made for map (an array of
- * ring buffers), total bytes split among them (a power of two each, a page at least). */
+ * ring buffers); total bytes split among the CPUs online (a power of two each, a page at
+ * least), a page for each CPU offline. rr->size: an online CPU's ring. */
 int rec_rings__prepare(struct rec_rings *rr, struct bpf_map *map, uint64_t total);
 /* After it is loaded: the rings are put in place and read into fn. 0 or -errno. */
 int rec_rings__open(struct rec_rings *rr, struct bpf_map *map, rec_rings_fn fn, void *ctx);
