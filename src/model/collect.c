@@ -70,7 +70,7 @@ static void *drive(void *arg)
  * dump=BYTES, budget=N, cost): what the recorder is asked for, item by item, for bench/model.sh to
  * measure what each costs the server (a model recorded without some of it lacks what that
  * item gives: docs/model.md). */
-#define MODEL_SYSCALL_BUDGET 50000
+#define MODEL_SYSCALL_BUDGET 20000
 
 static void record_overrides(struct record_opts *o)
 {
