@@ -121,8 +121,8 @@ int model__collect(const struct collect_opts *co, struct load_result *res, int *
 		.ustack_dump_bytes = co->dwarf ? RECORD_DEFAULT_DUMP_SIZE : 0,
 		.syscalls = true,
 		.syscall_args = true,
-		/* A busy server's syscalls are written in full in windows of each 200 ms
-		 * that hold this many a second (more than any of the model's default
+		/* A busy server's syscalls are written in full in windows of each 500 ms
+		 * period that hold this many a second (more than any of the model's default
 		 * loads makes): the per-request profile needs thousands of requests, not
 		 * every one, and each syscall written costs the server. */
 		.syscall_budget = MODEL_SYSCALL_BUDGET,

@@ -17,7 +17,8 @@ void syssample__start(struct syssample *s, uint64_t budget, int counts_fd, int n
 	s->counts_fd = counts_fd;
 	s->nr_cpus = nr_cpus;
 	s->between = between;
-	s->period_start = s->last_tick = now;
+	s->period_start = now - (SYSSAMPLE_PERIOD_NS - SYSSAMPLE_FIRST_NS);
+	s->last_tick = s->counted_at = now;
 	s->window_end = UINT64_MAX; /* the first period is all window: it measures the rate */
 	*between = 0;
 }
@@ -36,20 +37,21 @@ static uint64_t counted(const struct syssample *s, uint32_t kind)
 
 void syssample__tick(struct syssample *s, uint64_t now)
 {
-	uint64_t total, per_period;
+	uint64_t total, allowed;
 
 	if (!s->budget)
 		return;
 	if (now - s->period_start >= SYSSAMPLE_PERIOD_NS) {
-		/* The targets' syscall rate over the period that ends sizes the next window:
-		 * the budget's share of a period at that rate. */
+		/* The targets' syscall rate since the last count sizes the next window: the
+		 * budget's share of a period at that rate. */
 		total = counted(s, SYSCNT_FULL) + counted(s, SYSCNT_OUT);
-		per_period = s->budget * (now - s->period_start) / 1000000000ull;
+		allowed = s->budget * (now - s->counted_at) / 1000000000ull;
 		s->window_end =
-			total - s->total_then <= per_period
+			total - s->total_then <= allowed
 				? UINT64_MAX
-				: now + SYSSAMPLE_PERIOD_NS * per_period / (total - s->total_then);
+				: now + SYSSAMPLE_PERIOD_NS * allowed / (total - s->total_then);
 		s->total_then = total;
+		s->counted_at = now;
 		s->period_start = now;
 		s->last_tick = now;
 		*s->between = 0;

@@ -10,7 +10,9 @@
 
 #include "trace/trace.h"
 
-#define SYSSAMPLE_PERIOD_NS (200 * 1000 * 1000ull)
+#define SYSSAMPLE_PERIOD_NS (500 * 1000 * 1000ull)
+/* The first period, all window, is this short: it only measures the rate. */
+#define SYSSAMPLE_FIRST_NS (100 * 1000 * 1000ull)
 
 struct syssample {
 	uint64_t budget;	    /* full syscalls a second; 0: no sampling */
@@ -18,7 +20,8 @@ struct syssample {
 	int nr_cpus;		    /* possible CPUs: the values of a per-CPU map */
 	volatile uint32_t *between; /* the BPF global sys_between_windows */
 	uint64_t period_start, window_end, last_tick;
-	uint64_t total_then; /* the syscalls counted at the period's start */
+	uint64_t total_then; /* the syscalls counted at counted_at */
+	uint64_t counted_at;
 };
 
 /* Starts the first period (a window) at now; budget 0 leaves every syscall written. */
