@@ -1447,13 +1447,6 @@ int BPF_PROG(task_rename, struct task_struct *p, const char *comm)
  * take back fds are (as REC_SYSCALL_FD), so that connections and fd kinds are followed
  * whole, and the rest cost a bit test. */
 __u32 sys_between_windows;
-/* With the fd tracepoints (sys_fd_tps): user space detaches sys_enter and sys_exit between
- * windows, so that the other syscalls cost nothing there, and the syscalls that make or
- * close fds have programs of their own on their syscalls:sys_{enter,exit}_NAME tracepoints
- * (which run for those syscalls only), in windows and between them. A syscall sys_exit
- * finds entered before the window opened (at this time) was not recorded at its entry. */
-const volatile bool sys_fd_tps = false;
-__u64 sys_window_start;
 
 /* Per CPU: the targets' syscalls written in full (SYSCNT_FULL) and left out between the
  * windows (SYSCNT_OUT, REC_SYSCALL_FD ones included): the share sampled, for user space. */
@@ -1512,7 +1505,7 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 	if (!is_target(pid_tgid >> 32))
 		return 0;
 	sys_count(out ? SYSCNT_OUT : SYSCNT_FULL);
-	if (fd_lifecycle(id) ? sys_fd_tps : out)
+	if (out && !fd_lifecycle(id))
 		return 0;
 	sc = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -1603,18 +1596,26 @@ static __always_inline void write_sysargs(struct task_state *sc)
 	rec_submit(r);
 }
 
-/* The syscall sc is in has returned ret: its records. */
-static __always_inline void sys_write(struct task_state *sc, long ret, __u64 pid_tgid)
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), ts;
+	struct task_state *sc;
 	struct rec *r;
 
+	if (!is_target(pid_tgid >> 32))
+		return 0;
+	sc = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);
+	if (!sc || !sc->active)
+		return 0;
 	sc->active = 0;
 	if (want_syscall_args)
 		write_sysargs(sc);
-	r = rec_reserve(bpf_ktime_get_ns(), sc->out ? REC_SYSCALL_FD : REC_SYSCALL, (__u32)pid_tgid,
+	ts = bpf_ktime_get_ns();
+	r = rec_reserve(ts, sc->out ? REC_SYSCALL_FD : REC_SYSCALL, (__u32)pid_tgid,
 			pid_tgid >> 32);
 	if (!r)
-		return;
+		return 0;
 	r->h.aux = sc->nr;
 	r->sc.ret = ret;
 	r->sc.enter_ts = sc->enter_ts;
@@ -1622,128 +1623,8 @@ static __always_inline void sys_write(struct task_state *sc, long ret, __u64 pid
 	r->sc.args[1] = sc->args[1];
 	r->sc.args[2] = sc->args[2];
 	rec_submit(r);
-}
-
-SEC("tp_btf/sys_exit")
-int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
-{
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct task_state *sc;
-
-	if (!is_target(pid_tgid >> 32))
-		return 0;
-	sc = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);
-	if (!sc || !sc->active)
-		return 0;
-	if (sys_fd_tps) {
-		if (fd_lifecycle(sc->nr))
-			return 0; /* its own tracepoint's */
-		if (sc->enter_ts < sys_window_start) {
-			sc->active = 0; /* entered before the window, returned after it */
-			return 0;
-		}
-	}
-	sys_write(sc, ret, pid_tgid);
 	return 0;
 }
-
-/* syscalls:sys_enter_NAME and sys_exit_NAME as the kernel's trace events lay them out. */
-struct sys_enter_event {
-	__u64 common;
-	__s32 nr;
-	__u32 pad;
-	__u64 args[6];
-};
-
-struct sys_exit_event {
-	__u64 common;
-	__s32 nr;
-	__u32 pad;
-	__s64 ret;
-};
-
-/* Global functions, checked once by the verifier for the 38 programs that call them: the
- * syscall nr entered with these first four arguments. */
-__noinline int fd_enter(__u64 nr, __u64 a0, __u64 a1, __u64 a2, __u64 a3)
-{
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct task_state *sc;
-
-	if (!is_target(pid_tgid >> 32))
-		return 0;
-	sc = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!sc)
-		return 0;
-	sc->enter_ts = bpf_ktime_get_ns();
-	sc->nr = nr;
-	sc->args[0] = a0;
-	sc->args[1] = a1;
-	sc->args[2] = a2;
-	sc->arg3 = a3;
-	sc->out = sys_between_windows;
-	sc->active = 1;
-	return 0;
-}
-
-/* The syscall nr returned ret. */
-__noinline int fd_exit(__u64 nr, __s64 ret)
-{
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct task_state *sc;
-
-	if (!is_target(pid_tgid >> 32))
-		return 0;
-	sc = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);
-	if (!sc || !sc->active || sc->nr != (__s32)nr)
-		return 0;
-	sys_write(sc, ret, pid_tgid);
-	return 0;
-}
-
-/* An event holds as many arguments as its syscall takes, and a program may not load past
- * the smallest event it is attached to: the first four are read as memory (those a
- * syscall does not take are whatever follows, never used). */
-static __always_inline int fd_enter_event(struct sys_enter_event *ctx)
-{
-	__u64 a[4] = {};
-
-	bpf_probe_read_kernel(a, sizeof(a), ctx->args);
-	return fd_enter(ctx->nr, a[0], a[1], a[2], a[3]);
-}
-
-/* The fd syscalls of fd_lifecycle(), each on its own pair of tracepoints. */
-#define FD_TRACEPOINTS(name)                                                                       \
-	SEC("tracepoint/syscalls/sys_enter_" #name)                                                \
-	int fd_enter_##name(struct sys_enter_event *ctx)                                           \
-	{                                                                                          \
-		return fd_enter_event(ctx);                                                        \
-	}                                                                                          \
-	SEC("tracepoint/syscalls/sys_exit_" #name)                                                 \
-	int fd_exit_##name(struct sys_exit_event *ctx)                                             \
-	{                                                                                          \
-		return fd_exit(ctx->nr, ctx->ret);                                                 \
-	}
-
-FD_TRACEPOINTS(open)
-FD_TRACEPOINTS(close)
-FD_TRACEPOINTS(dup)
-FD_TRACEPOINTS(dup2)
-FD_TRACEPOINTS(socket)
-FD_TRACEPOINTS(accept)
-FD_TRACEPOINTS(fcntl)
-FD_TRACEPOINTS(epoll_create)
-FD_TRACEPOINTS(epoll_ctl)
-FD_TRACEPOINTS(openat)
-FD_TRACEPOINTS(signalfd)
-FD_TRACEPOINTS(timerfd_create)
-FD_TRACEPOINTS(eventfd)
-FD_TRACEPOINTS(accept4)
-FD_TRACEPOINTS(signalfd4)
-FD_TRACEPOINTS(eventfd2)
-FD_TRACEPOINTS(epoll_create1)
-FD_TRACEPOINTS(dup3)
-FD_TRACEPOINTS(openat2)
 
 /* ---- on-CPU samples (cpu-clock), attached by user space when asked for ---- */
 

@@ -1241,11 +1241,9 @@ int model__analyze(const struct trace *t, uint32_t main_pid, struct model_run *r
 	run->start_ns = t->first_ns;
 	run->end_ns = t->end_ns;
 	run->sc = xcalloc(MODEL_MAX_SYSCALL, sizeof(*run->sc));
-	/* The share of the run's time in windows: the load is as even as its rate. */
-	run->sampled =
-		t->sc_between_ns && t->sc_window_ns
-			? (double)t->sc_window_ns / (double)(t->sc_window_ns + t->sc_between_ns)
-			: 1.0;
+	run->sampled = t->sc_out && t->sc_full
+			       ? (double)t->sc_full / (double)(t->sc_full + t->sc_out)
+			       : 1.0;
 	walk_events(t, &w);
 	/* Which threads serve connections. */
 	for (i = 0; i < run->nr_conn; i++) {

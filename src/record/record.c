@@ -811,7 +811,7 @@ static void write_syscall_sample(struct recorder *r)
 	struct trace_syscall_sample ss;
 	int err;
 
-	if (syssample__read(&r->syssample, now_ns(), &ss))
+	if (syssample__read(&r->syssample, &ss))
 		return;
 	err = trace_writer__section(r->w, SEC_SYSCALL_SAMPLE, &ss, sizeof(ss));
 	if (err && !r->err)
@@ -964,8 +964,6 @@ static int load(struct recorder *r)
 	r->skel->rodata->ustack_keep_ns = ustacks__keep_ns(&r->ustacks);
 	r->skel->rodata->self_tgid = getpid();
 	r->skel->rodata->want_syscall_args = o->syscalls && o->syscall_args;
-	r->skel->rodata->sys_fd_tps =
-		syssample__prepare(r->skel->obj, o->syscalls ? o->syscall_budget : 0);
 	bpf_map__set_max_entries(r->skel->maps.events, o->buffer_size);
 	bpf_map__set_max_entries(r->skel->maps.dump_scratch,
 				 o->ustack_dump_bytes && !o->no_stacks ? r->nr_cpus * 2 : 1);
@@ -1021,7 +1019,6 @@ static uint64_t stop_sources(struct recorder *r)
 	__atomic_store_n(&r->skel->bss->stopping, true, __ATOMIC_SEQ_CST);
 	end_ns = now_ns();
 	close_samplers(r);
-	syssample__detach_events(r->skel->skeleton);
 	record_bpf__detach(r->skel);
 	return end_ns;
 }
@@ -1103,11 +1100,8 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	if (o->cost)
 		record_cost__start(&r.cost, r.skel->obj);
 	syssample__start(&r.syssample, o->syscalls ? o->syscall_budget : 0,
-			 r.skel->rodata->sys_fd_tps, bpf_map__fd(r.skel->maps.sys_counts), r.nr_cpus,
-			 &r.skel->bss->sys_between_windows,
-			 (volatile uint64_t *)&r.skel->bss->sys_window_start,
-			 r.skel->progs.sys_enter, &r.skel->links.sys_enter, r.skel->progs.sys_exit,
-			 &r.skel->links.sys_exit, now_ns());
+			 bpf_map__fd(r.skel->maps.sys_counts), r.nr_cpus,
+			 &r.skel->bss->sys_between_windows, now_ns());
 	__atomic_store_n(&r.skel->bss->stopping, false, __ATOMIC_SEQ_CST);
 	if (o->on_cpu_hz && open_samplers(&r)) {
 		err = -ENODEV;

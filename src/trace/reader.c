@@ -356,8 +356,8 @@ static int parse_section(struct trace *t, uint16_t type, const char *p, size_t s
 			return fail(err, errlen,
 				    "syscall sample section cut short at offset %" PRIu64, off);
 		memcpy(&ss, p, sizeof(ss));
-		t->sc_window_ns = ss.window_ns;
-		t->sc_between_ns = ss.between_ns;
+		t->sc_full = ss.full;
+		t->sc_out = ss.out;
 		return 0;
 	}
 	case SEC_END: {

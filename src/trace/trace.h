@@ -91,11 +91,10 @@ struct trace_fd_hdr {
 	uint32_t pad;
 };
 
-/* Syscall sampling (record_opts.syscall_budget): the time in windows, where every syscall
- * was written, and between them (only REC_SYSCALL_FD). */
+/* Syscall sampling (record_opts.syscall_budget): the targets' syscalls written in full
+ * (REC_SYSCALL) and made between the windows (left out, or REC_SYSCALL_FD). */
 struct trace_syscall_sample {
-	uint64_t window_ns, between_ns;
-	uint64_t full, out; /* syscalls counted in windows and between (0: not counted) */
+	uint64_t full, out;
 	uint64_t budget;    /* full syscalls a second aimed at */
 	uint64_t period_ns; /* each period starts with a window of full recording */
 };
@@ -214,9 +213,9 @@ struct trace {
 	uint32_t lost_cpus;
 	uint64_t *lost; /* [cpu * LOST_REASONS + reason] */
 	uint64_t lost_by_reason[LOST_REASONS];
-	/* Syscall sampling: the time in windows (every syscall written) and between them;
-	 * both 0 when every syscall was written (no SEC_SYSCALL_SAMPLE). */
-	uint64_t sc_window_ns, sc_between_ns;
+	/* Syscall sampling: the syscalls written in full and made between windows; both 0
+	 * when every syscall was written (no SEC_SYSCALL_SAMPLE). */
+	uint64_t sc_full, sc_out;
 
 	struct trace_stack *stacks;
 	size_t nr_stacks;

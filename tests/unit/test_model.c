@@ -407,7 +407,7 @@ static void test_files(void)
 	trace__close(t);
 }
 
-/* A sampled recording (record_opts.syscall_budget): a quarter of the time in windows. Between
+/* A sampled recording (record_opts.syscall_budget): half the syscalls in windows. Between
  * them only fd calls, as REC_SYSCALL_FD: connections are followed whole, the profile and
  * the cycles hold the windows' calls, the run's requests are scaled up. */
 static void sc_fd(struct tb *b, uint64_t ts, uint32_t tid, uint32_t pid, int nr, int64_t ret,
@@ -424,7 +424,7 @@ static void sc_fd(struct tb *b, uint64_t ts, uint32_t tid, uint32_t pid, int nr,
 
 static void test_sampled(void)
 {
-	struct trace_syscall_sample ss = {.window_ns = 1000, .between_ns = 3000, .budget = 50000};
+	struct trace_syscall_sample ss = {.full = 1000, .out = 3000, .budget = 50000};
 	struct tb b;
 	struct trace *t;
 	struct model *m;
