@@ -873,7 +873,6 @@ static void loop(struct recorder *r, uint64_t *lost)
 		}
 		ring_buffer__consume(r->rb);
 		now = now_ns();
-		syssample__tick(&r->syssample, now);
 		rec_procs__check_all(&r->procs, now);
 		if (now - last_flush >= FLUSH_NS) {
 			err = trace_writer__flush(r->w);
@@ -1101,7 +1100,7 @@ int record__run(const struct record_opts *o, int *cmd_status)
 		record_cost__start(&r.cost, r.skel->obj);
 	syssample__start(&r.syssample, o->syscalls ? o->syscall_budget : 0,
 			 bpf_map__fd(r.skel->maps.sys_counts), r.nr_cpus,
-			 &r.skel->bss->sys_between_windows, now_ns());
+			 &r.skel->bss->sys_between_windows);
 	__atomic_store_n(&r.skel->bss->stopping, false, __ATOMIC_SEQ_CST);
 	if (o->on_cpu_hz && open_samplers(&r)) {
 		err = -ENODEV;
@@ -1183,6 +1182,7 @@ out_close:
 			unlink(o->output);
 	}
 out_destroy:
+	syssample__stop(&r.syssample);
 	close_samplers(&r);
 	ring_buffer__free(r.rb);
 	record_bpf__destroy(r.skel);
