@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # What 'srvscope model' costs the server it describes: memcached (4 threads) under memcslap
 # (8 connections, gets, as fast as it answers), its throughput with nothing attached and
-# under the model's recording (every syscall with its arguments, switches with stacks,
-# on-CPU samples: the model runs memcslap as its --load), round by round in turns; the
+# under the model's recording (syscalls with their arguments, every one in the windows a
+# busy server's are sampled in (docs/model.md), switches with stacks, on-CPU samples: the
+# model runs memcslap as its --load), round by round in turns; the
 # medians and their ratio are printed (goal: >= 0.95). Then the end-to-end time of
 # 'srvscope model' with its defaults and the built-in client (goal: <= 30 s).
 # With --parts, each item the model asks the recorder for is left out in turn
 # (SRVSCOPE_MODEL_RECORD, docs/model.md), and memcached's CPU time per request at a fixed
 # rate (RATE, default 20000/s) is compared with an unrecorded run in the same round: what
 # each item costs the server.
+# PARTS_SETS="name:ITEMS ..." runs only those sets (e.g. "all: no-syscalls:syscalls=0").
 # Usage (root): bench/model.sh [--parts] [ROUNDS [GETS_PER_CONNECTION]]
 set -u
 PARTS=""
@@ -50,9 +52,9 @@ if [ -n "$PARTS" ]; then
 	# recorder's own CPU time while the load runs (draining the ring buffer, unwinding),
 	# and memcached's CPU time beside an unrecorded run of the same load (noisy on a
 	# machine others use too).
-	SETS="all: no-args:args=0 no-syscalls:syscalls=0 no-stacks:stacks=0 no-samples:hz=0
+	SETS=${PARTS_SETS:-"all: no-budget:budget=0 no-args:args=0 no-syscalls:syscalls=0 no-stacks:stacks=0 no-samples:hz=0
 		fp-stacks:fp dump-8k:dump=8192 refresh-1s:refresh=1000 syscalls-only:stacks=0,hz=0
-		stacks-only:syscalls=0,hz=0 nothing:syscalls=0,stacks=0,hz=0"
+		stacks-only:syscalls=0,hz=0 nothing:syscalls=0,stacks=0,hz=0"}
 	RATE=${RATE:-20000}
 	URL="memcached://127.0.0.1:$PORT"
 	bench_need model bpftool python3 bc

@@ -206,6 +206,7 @@ struct task_state {
 	__u64 arg3; /* want_syscall_args */
 	__s32 nr;
 	__u8 active;
+	__u8 out; /* entered between syscall windows: written as REC_SYSCALL_FD */
 };
 
 struct {
@@ -1471,13 +1472,70 @@ int BPF_PROG(task_rename, struct task_struct *p, const char *comm)
 
 /* ---- syscalls (--syscalls only: tracing every syscall costs): each written at its exit ---- */
 
+/* Syscall sampling (record_opts.syscall_budget): user space sets this between the windows
+ * in which every syscall is written; meanwhile only the calls that give out, change or
+ * take back fds are (as REC_SYSCALL_FD), so that connections and fd kinds are followed
+ * whole, and the rest cost a bit test. */
+__u32 sys_between_windows;
+
+/* Per CPU: the targets' syscalls written in full (SYSCNT_FULL) and left out between the
+ * windows (SYSCNT_OUT, REC_SYSCALL_FD ones included): the share sampled, for user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SYSCNT_KINDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} sys_counts SEC(".maps");
+
+/* x86-64 numbers of the syscalls written between windows: those that make, duplicate,
+ * change the mode of, or close an fd (what the model's fd tables and connections follow). */
+static __always_inline bool fd_lifecycle(long nr)
+{
+	switch (nr) {
+	case 2:	  /* open */
+	case 3:	  /* close */
+	case 32:  /* dup */
+	case 33:  /* dup2 */
+	case 41:  /* socket */
+	case 43:  /* accept */
+	case 72:  /* fcntl */
+	case 213: /* epoll_create */
+	case 233: /* epoll_ctl */
+	case 257: /* openat */
+	case 282: /* signalfd */
+	case 283: /* timerfd_create */
+	case 284: /* eventfd */
+	case 288: /* accept4 */
+	case 289: /* signalfd4 */
+	case 290: /* eventfd2 */
+	case 291: /* epoll_create1 */
+	case 292: /* dup3 */
+	case 437: /* openat2 */
+		return true;
+	default:
+		return false;
+	}
+}
+
+static __always_inline void sys_count(__u32 kind)
+{
+	__u64 *n = bpf_map_lookup_elem(&sys_counts, &kind);
+
+	if (n)
+		(*n)++;
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct task_state *sc;
+	__u8 out = sys_between_windows;
 
 	if (!is_target(pid_tgid >> 32))
+		return 0;
+	sys_count(out ? SYSCNT_OUT : SYSCNT_FULL);
+	if (out && !fd_lifecycle(id))
 		return 0;
 	sc = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -1485,6 +1543,7 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 		return 0;
 	sc->enter_ts = bpf_ktime_get_ns();
 	sc->nr = id;
+	sc->out = out;
 	/* regs is a trusted BTF pointer: plain loads, not a helper call each. */
 	sc->args[0] = regs->di;
 	sc->args[1] = regs->si;
@@ -1583,7 +1642,8 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 	if (want_syscall_args)
 		write_sysargs(sc);
 	ts = bpf_ktime_get_ns();
-	r = rec_reserve(ts, REC_SYSCALL, (__u32)pid_tgid, pid_tgid >> 32);
+	r = rec_reserve(ts, sc->out ? REC_SYSCALL_FD : REC_SYSCALL, (__u32)pid_tgid,
+			pid_tgid >> 32);
 	if (!r)
 		return 0;
 	r->h.aux = sc->nr;

@@ -29,6 +29,9 @@ enum rec_type {
 	/* --syscall-args: what a REC_SYSCALL of the same task does not hold, for the syscalls
 	 * listed at struct rec_sysargs; its time is the syscall's entry; aux: its number. */
 	REC_SYSCALL_ARGS = 20,
+	/* Syscall sampling: a syscall that gives out, changes or takes back an fd, made
+	 * between the windows in which every syscall is written (REC_SYSCALL's layout). */
+	REC_SYSCALL_FD = 21,
 	REC_STACK = 100,       /* ring buffer only: a stack seen for the first time */
 	REC_USTACK_DUMP = 101, /* ring buffer only: user registers + stack bytes to unwind */
 	REC_TYPE_MAX = 102,
@@ -41,6 +44,13 @@ enum wake_kind {
 	WAKE_SOFTIRQ = 2,
 	WAKE_HRTIMER = 3,
 	WAKE_TIMER = 4, /* a timer_list callback */
+};
+
+/* Syscall sampling: the per-CPU counters of the targets' syscalls (map sys_counts). */
+enum syscall_count {
+	SYSCNT_FULL = 0, /* written as REC_SYSCALL */
+	SYSCNT_OUT = 1,	 /* made between windows (left out, or a REC_SYSCALL_FD) */
+	SYSCNT_KINDS = 2,
 };
 
 /* REC_SWITCH flags. */

@@ -6,6 +6,7 @@
  * those threads' syscalls (the profile), replaying the same fd bookkeeping. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -165,6 +166,9 @@ struct walk {
 	struct u64map born;	      /* (pid, fd) -> when the syscall that gave it out returned */
 	struct u64map born_tid;	      /* (pid, fd) -> the thread that made that syscall */
 	struct model_file_walk files; /* profile pass: the network threads' file use */
+	/* The syscall being handled is a REC_SYSCALL_FD: made between the windows of a
+	 * sampled recording, it keeps the fd tables right but counts in no profile. */
+	bool unsampled;
 };
 
 static struct model_thread *thread_of(struct model_run *run, uint32_t tid, uint32_t pid)
@@ -296,7 +300,7 @@ static void fd_closed(struct walk *w, uint32_t pid, int64_t fd, uint64_t ts)
 	u64map__put(&w->epid, fdkey(pid, fd), 0);
 	u64map__put(&w->lsock, fdkey(pid, fd), 0);
 	if (w->profile)
-		files__close(&w->files, w->run, pid, (int32_t)fd);
+		files__close(&w->files, w->run, pid, (int32_t)fd, !w->unsampled);
 	if (!c)
 		return;
 	held = u64map__slot(&w->holders, (uint64_t)(c - w->run->conn), NULL);
@@ -726,7 +730,11 @@ static void syscall_event(struct walk *w, const struct rec *e)
 	const struct rec *a = args_of(w, e);
 	uint64_t v;
 
-	if (!w->profile) {
+	w->unsampled = e->h.type == REC_SYSCALL_FD;
+	if (w->unsampled) {
+		/* Only the fd bookkeeping below: the profile and the counts hold the
+		 * windows' syscalls alone. */
+	} else if (!w->profile) {
 		th->syscalls++;
 		if (wait_of(nr) == WK_EPOLL)
 			(*u64map__slot(&th->epolls, epoll_of(w, e->h.pid, fd), NULL))++;
@@ -802,7 +810,8 @@ static void syscall_event(struct walk *w, const struct rec *e)
 		if (w->profile && th->network)
 			files__open(&w->files, run, e->h.pid, (int32_t)ret, nr,
 				    (nr == NR_OPEN ? e->sc.args[1] : e->sc.args[2]) & O_APPEND &&
-					    nr != NR_OPENAT2);
+					    nr != NR_OPENAT2,
+				    !w->unsampled);
 		break;
 	case NR_EPOLL_CREATE:
 	case NR_EPOLL_CREATE1:
@@ -902,7 +911,9 @@ static void walk_events(const struct trace *t, struct walk *w)
 			w->run->have_args = true;
 			break;
 		case REC_SYSCALL:
+		case REC_SYSCALL_FD:
 			syscall_event(w, e);
+			w->unsampled = false;
 			break;
 		case REC_EXIT:
 			if (e->task.flags & 1) /* the whole process */
@@ -1186,6 +1197,39 @@ static void shared_epoll(struct model_run *run)
 	u64map__free(&n);
 }
 
+/* A sampled recording: the network threads' CPU time is set against the windows' cycles
+ * by its share (their CPU over the windows, the requests being as even as the load); the
+ * other threads' syscall counts and each thread's I/O calls, counted in the windows, are
+ * scaled up to the whole run. */
+static uint64_t scaled(uint64_t n, double share)
+{
+	return (uint64_t)llround((double)n / share);
+}
+
+static void unsample(struct model_run *run)
+{
+	size_t i, j;
+
+	run->net_on_ns = (uint64_t)((double)run->net_on_ns * run->sampled);
+	for (i = 0; i < run->nr_thr; i++) {
+		struct model_thread *th = &run->thr[i];
+
+		th->conn_io = scaled(th->conn_io, run->sampled);
+		for (j = 0; j < th->sc_n.cap; j++)
+			if (th->sc_n.used[j])
+				th->sc_n.vals[j] = scaled(th->sc_n.vals[j], run->sampled);
+		for (j = 0; j < th->sc_bytes.cap; j++)
+			if (th->sc_bytes.used[j])
+				th->sc_bytes.vals[j] = scaled(th->sc_bytes.vals[j], run->sampled);
+	}
+}
+
+uint64_t model_run__requests(const struct model_run *run)
+{
+	return run->sampled > 0 && run->sampled < 1.0 ? scaled(run->cycles, run->sampled)
+						      : run->cycles;
+}
+
 int model__analyze(const struct trace *t, uint32_t main_pid, struct model_run *run)
 {
 	struct walk w = {.run = run, .t = t};
@@ -1197,6 +1241,9 @@ int model__analyze(const struct trace *t, uint32_t main_pid, struct model_run *r
 	run->start_ns = t->first_ns;
 	run->end_ns = t->end_ns;
 	run->sc = xcalloc(MODEL_MAX_SYSCALL, sizeof(*run->sc));
+	run->sampled = t->sc_out && t->sc_full
+			       ? (double)t->sc_full / (double)(t->sc_full + t->sc_out)
+			       : 1.0;
 	walk_events(t, &w);
 	/* Which threads serve connections. */
 	for (i = 0; i < run->nr_conn; i++) {
@@ -1229,6 +1276,8 @@ int model__analyze(const struct trace *t, uint32_t main_pid, struct model_run *r
 	for (i = 0; i < run->nr_thr; i++)
 		if (run->thr[i].network)
 			run->net_on_ns += run->thr[i].on_ns;
+	if (run->sampled < 1.0)
+		unsample(run);
 	run->procs_seen = run->procs.nr;
 	return 0;
 }

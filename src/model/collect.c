@@ -67,9 +67,11 @@ static void *drive(void *arg)
 }
 
 /* SRVSCOPE_MODEL_RECORD (comma-separated syscalls=0, args=0, stacks=0, hz=N, refresh=MS, fp,
- * dump=BYTES, cost): what the recorder is asked for, item by item, for bench/model.sh to
+ * dump=BYTES, budget=N, cost): what the recorder is asked for, item by item, for bench/model.sh to
  * measure what each costs the server (a model recorded without some of it lacks what that
  * item gives: docs/model.md). */
+#define MODEL_SYSCALL_BUDGET 20000
+
 static void record_overrides(struct record_opts *o)
 {
 	const char *env = getenv("SRVSCOPE_MODEL_RECORD");
@@ -91,13 +93,15 @@ static void record_overrides(struct record_opts *o)
 			o->on_cpu_hz = (unsigned)strtoul(tok + 3, NULL, 10);
 		else if (!strncmp(tok, "refresh=", 8))
 			o->stack_refresh_ms = strtod(tok + 8, NULL);
+		else if (!strncmp(tok, "budget=", 7))
+			o->syscall_budget = strtoull(tok + 7, NULL, 10);
 		else if (!strcmp(tok, "cost"))
 			o->cost = true; /* record --cost's table, on stderr after each run */
 		else if (!strncmp(tok, "dump=", 5) && o->ustack_dump_bytes)
 			o->ustack_dump_bytes = (unsigned)strtoul(tok + 5, NULL, 10);
 		else
 			warning("SRVSCOPE_MODEL_RECORD: '%s' is not known (syscalls=0, args=0, "
-				"stacks=0, hz=N, refresh=MS, fp, dump=BYTES, cost)",
+				"stacks=0, hz=N, refresh=MS, fp, dump=BYTES, budget=N, cost)",
 				tok);
 	}
 }
@@ -117,6 +121,11 @@ int model__collect(const struct collect_opts *co, struct load_result *res, int *
 		.ustack_dump_bytes = co->dwarf ? RECORD_DEFAULT_DUMP_SIZE : 0,
 		.syscalls = true,
 		.syscall_args = true,
+		/* A busy server's syscalls are written in full in windows of each 500 ms
+		 * period that hold this many a second (more than any of the model's default
+		 * loads makes): the per-request profile needs thousands of requests, not
+		 * every one, and each syscall written costs the server. */
+		.syscall_budget = MODEL_SYSCALL_BUDGET,
 		/* Clustering and the network model read where threads wait, never who woke
 		 * them: the wakers' stacks would cost a check or a walk per wake-up. */
 		.no_waker_stacks = true,

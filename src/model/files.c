@@ -12,6 +12,7 @@ struct file_use {
 	uint32_t pid;
 	int32_t fd;
 	bool live, opened, append, positional;
+	bool unsampled; /* opened between the windows of a sampled recording: not counted */
 	uint64_t reads, writes, read_bytes, written_bytes, other, off_max;
 	int16_t ops[MODEL_FILE_OPS];
 	unsigned nr_ops;
@@ -101,13 +102,14 @@ static struct file_use *new_use(struct model_file_walk *fw, uint32_t pid, int32_
 }
 
 void files__open(struct model_file_walk *fw, struct model_run *run, uint32_t pid, int32_t fd,
-		 int nr, bool append)
+		 int nr, bool append, bool sampled)
 {
 	struct file_use *u = use_at(fw, pid, fd);
 
-	if (u) /* its close was not seen */
+	if (u && !u->unsampled) /* its close was not seen */
 		fold(fw, run, u);
 	u = new_use(fw, pid, fd);
+	u->unsampled = !sampled;
 	u->opened = true;
 	u->append = append;
 	add_op(u, nr);
@@ -119,6 +121,8 @@ void files__call(struct model_file_walk *fw, struct model_run *run, uint32_t pid
 	struct file_use *u = use_at(fw, pid, fd);
 
 	(void)run;
+	if (u && u->unsampled)
+		return;
 	if (!u)
 		u = new_use(fw, pid, fd); /* open before the run, or opened by another thread */
 	add_op(u, c->nr);
@@ -139,12 +143,17 @@ void files__call(struct model_file_walk *fw, struct model_run *run, uint32_t pid
 	}
 }
 
-void files__close(struct model_file_walk *fw, struct model_run *run, uint32_t pid, int32_t fd)
+void files__close(struct model_file_walk *fw, struct model_run *run, uint32_t pid, int32_t fd,
+		  bool sampled)
 {
 	struct file_use *u = use_at(fw, pid, fd);
 
 	if (!u)
 		return;
+	if (u->unsampled || !sampled) { /* calls of it were made unrecorded */
+		u->live = false;
+		return;
+	}
 	add_op(u, 3); /* close */
 	fold(fw, run, u);
 }
@@ -154,7 +163,7 @@ void files__end(struct model_file_walk *fw, struct model_run *run)
 	size_t i;
 
 	for (i = 0; i < fw->nr; i++)
-		if (fw->u[i].live)
+		if (fw->u[i].live && !fw->u[i].unsampled)
 			fold(fw, run, &fw->u[i]);
 }
 

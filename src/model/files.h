@@ -29,14 +29,17 @@ struct model_file_call {
 	uint64_t off;
 };
 
-/* A network thread opened fd with syscall nr (with O_APPEND or not). */
+/* A network thread opened fd with syscall nr (with O_APPEND or not). sampled: false when
+ * the open was made between the windows of a sampled recording: the use is not counted
+ * (its calls were not all written), nor is one closed between them. */
 void files__open(struct model_file_walk *fw, struct model_run *run, uint32_t pid, int32_t fd,
-		 int nr, bool append);
+		 int nr, bool append, bool sampled);
 /* A network thread's syscall on fd, a file. */
 void files__call(struct model_file_walk *fw, struct model_run *run, uint32_t pid, int32_t fd,
 		 const struct model_file_call *c);
 /* fd closed (by any thread): its use, if one was under way, is summed into its file. */
-void files__close(struct model_file_walk *fw, struct model_run *run, uint32_t pid, int32_t fd);
+void files__close(struct model_file_walk *fw, struct model_run *run, uint32_t pid, int32_t fd,
+		  bool sampled);
 /* The end of the run: the uses still under way are summed; the walk's memory freed. */
 void files__end(struct model_file_walk *fw, struct model_run *run);
 void files__walk_free(struct model_file_walk *fw);

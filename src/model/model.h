@@ -192,7 +192,8 @@ struct model_run {
 	struct model_conn *conn;
 	size_t nr_conn, cap_conn;
 	uint32_t peak_conns;
-	uint64_t cycles; /* measured requests: request/response cycles on connections */
+	uint64_t cycles; /* measured requests: request/response cycles on connections (in the
+			  * windows of a sampled recording: model_run__requests for them all) */
 	struct model_sizes req_bytes, resp_bytes; /* per cycle: read, then written */
 	struct model_cycle *seqs; /* distinct syscall sequences of a cycle, network threads */
 	size_t nr_seqs, cap_seqs;
@@ -202,7 +203,12 @@ struct model_run {
 	bool fork_per_conn;	  /* connections handled in processes forked after accept */
 	struct model_sc_stat *sc; /* [MODEL_MAX_SYSCALL], network threads only */
 	uint64_t unknown_syscalls;
-	uint64_t net_on_ns;   /* on-CPU of the network threads */
+	uint64_t net_on_ns; /* on-CPU of the network threads (times sampled: the windows' share) */
+	/* The share of the targets' syscalls recorded in full: 1, or less when the recorder
+	 * sampled them in windows (trace_syscall_sample). What is counted per request, the
+	 * profile, cycles, connections' I/O, comes from the windows; counts over the run are
+	 * scaled by 1 / sampled. */
+	double sampled;
 	bool epoll_exclusive; /* a listener was added to an epoll with EPOLLEXCLUSIVE */
 	bool have_args;	      /* the trace has REC_SYSCALL_ARGS records */
 	uint64_t procs_seen;
@@ -222,6 +228,8 @@ struct model_run {
 /* Turns the trace into run's facts. main_pid 0: the trace's first target. Returns 0 or
  * -errno. */
 int model__analyze(const struct trace *t, uint32_t main_pid, struct model_run *run);
+/* The measured requests of the whole run: its cycles, scaled up when it was sampled. */
+uint64_t model_run__requests(const struct model_run *run);
 void model_run__free(struct model_run *run);
 
 /* A cluster of threads (over every run). */

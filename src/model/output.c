@@ -50,19 +50,23 @@ static json_t *runs_json(const struct model *m)
 			lat = json_pack("{s:f, s:f, s:f, s:f}", "p50", run->p50_us, "p90",
 					run->p90_us, "p99", run->p99_us, "max", run->max_us);
 		json_array_append_new(
-			a, json_pack("{s:i, s:o, s:o, s:o, s:I, s:o, s:f, s:o, s:I, s:I, s:I, s:o}",
-				     "index", (int)r, "conns",
-				     run->conns ? json_integer(run->conns) : json_null(), "rate",
-				     num_or_null(run->rate, run->rate > 0), "duration_s",
-				     num_or_null(run->duration_s, run->duration_s > 0), "requests",
-				     (json_int_t)run->cycles, "client_requests",
-				     run->client_requests ? json_integer(run->client_requests)
-							  : json_null(),
-				     "throughput_rps", dur > 0 ? run->cycles / dur : 0.0,
-				     "latency_us", lat, "errors", (json_int_t)run->errors,
-				     "threads", (json_int_t)run->nr_thr, "processes",
-				     (json_int_t)distinct_pids(run), "trace",
-				     run->trace_path ? json_string(run->trace_path) : json_null()));
+			a,
+			json_pack(
+				"{s:i, s:o, s:o, s:o, s:I, s:o, s:f, s:o, s:I, s:I, s:I, s:o, s:f}",
+				"index", (int)r, "conns",
+				run->conns ? json_integer(run->conns) : json_null(), "rate",
+				num_or_null(run->rate, run->rate > 0), "duration_s",
+				num_or_null(run->duration_s, run->duration_s > 0), "requests",
+				(json_int_t)model_run__requests(run), "client_requests",
+				run->client_requests ? json_integer(run->client_requests)
+						     : json_null(),
+				"throughput_rps",
+				dur > 0 ? (double)model_run__requests(run) / dur : 0.0,
+				"latency_us", lat, "errors", (json_int_t)run->errors, "threads",
+				(json_int_t)run->nr_thr, "processes",
+				(json_int_t)distinct_pids(run), "trace",
+				run->trace_path ? json_string(run->trace_path) : json_null(),
+				"syscalls_sampled", run->sampled));
 	}
 	return a;
 }
@@ -964,7 +968,8 @@ void model__print_summary(const struct model *m, FILE *f)
 
 	fprintf(f, "%s (pid %u), %zu run(s):", m->comm[0] ? m->comm : "?", m->pid, m->nr_runs);
 	for (r = 0; r < m->nr_runs; r++)
-		fprintf(f, " %s%" PRIu64 " requests", r ? "/ " : "", m->runs[r].cycles);
+		fprintf(f, " %s%" PRIu64 " requests", r ? "/ " : "",
+			model_run__requests(&m->runs[r]));
 	fprintf(f, "\n");
 	fprintf(f, "  accepts:       ");
 	print_clusters_of(m, ROLE_ACCEPTOR, f);

@@ -30,6 +30,7 @@
 #include "record/record.h"
 #include "record/rings.h"
 #include "record/ustack.h"
+#include "record/syssample.h"
 #include "record.skel.h"
 #include "record_compat.skel.h"
 #include "snapshot/snapshot.h"
@@ -103,6 +104,7 @@ struct recorder {
 	int *perf_fds;
 	struct bpf_link **perf_links;
 	struct ksyms *ksyms; /* loaded when a thread is found in restart_syscall at the start */
+	struct syssample syssample; /* --syscalls with a budget: windows of full recording */
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -265,7 +267,7 @@ static const struct rec *skew_event(const struct recorder *r, const struct rec *
 	if (e != copy)
 		*copy = *e;
 	copy->h.ts = skewed(r, e->h.ts);
-	if (e->h.type == REC_SYSCALL)
+	if (e->h.type == REC_SYSCALL || e->h.type == REC_SYSCALL_FD)
 		copy->sc.enter_ts = skewed(r, e->sc.enter_ts);
 	return copy;
 }
@@ -804,6 +806,19 @@ static void write_lost(struct recorder *r, uint64_t *lost)
 	free(buf);
 }
 
+/* Syscall sampling: how many syscalls the windows held, for the model to scale by. */
+static void write_syscall_sample(struct recorder *r)
+{
+	struct trace_syscall_sample ss;
+	int err;
+
+	if (syssample__read(&r->syssample, &ss))
+		return;
+	err = trace_writer__section(r->w, SEC_SYSCALL_SAMPLE, &ss, sizeof(ss));
+	if (err && !r->err)
+		r->err = err;
+}
+
 static uint64_t lost_total(const struct recorder *r, const uint64_t *lost)
 {
 	uint64_t n = 0;
@@ -1091,6 +1106,9 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	}
 	if (o->cost)
 		record_cost__start(&r.cost, r.skel->obj);
+	syssample__start(&r.syssample, o->syscalls ? o->syscall_budget : 0,
+			 bpf_map__fd(r.skel->maps.sys_counts), r.nr_cpus,
+			 &r.skel->bss->sys_between_windows);
 	__atomic_store_n(&r.skel->bss->stopping, false, __ATOMIC_SEQ_CST);
 	if (o->on_cpu_hz && open_samplers(&r)) {
 		err = -ENODEV;
@@ -1140,6 +1158,7 @@ int record__run(const struct record_opts *o, int *cmd_status)
 		end_ns = r.last_ts;
 	rec_procs__check_all(&r.procs, UINT64_MAX - 1);
 	write_lost(&r, lost);
+	write_syscall_sample(&r);
 	events = trace_writer__events(r.w);
 	err = trace_writer__close(r.w, skewed(&r, end_ns));
 	r.w = NULL;
@@ -1173,6 +1192,7 @@ out_close:
 			unlink(o->output);
 	}
 out_destroy:
+	syssample__stop(&r.syssample);
 	close_samplers(&r);
 	rec_rings__close(&r.rings);
 	record_bpf__destroy(r.skel);

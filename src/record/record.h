@@ -33,6 +33,9 @@ struct record_opts {
 	unsigned int ustack_dump_bytes; /* --call-graph=dwarf: user stack bytes; 0: fp */
 	bool syscalls; /* trace every syscall of the targets (entry, exit, return value) */
 	bool syscall_args; /* with syscalls: REC_SYSCALL_ARGS records too (4th argument, iovecs) */
+	/* With syscalls: every syscall is written only in windows sized to this many a second
+	 * (between them, those that make or close fds); 0: every one (syssample.h). */
+	uint64_t syscall_budget;
 	double stack_refresh_ms; /* reuse stacks taken at the same place for this long */
 	int progress;		 /* -1: on a terminal only, 0: never, 1: always */
 	bool verbose;		 /* libbpf's messages */

@@ -349,6 +349,17 @@ static int parse_section(struct trace *t, uint16_t type, const char *p, size_t s
 			}
 		return 0;
 	}
+	case SEC_SYSCALL_SAMPLE: {
+		struct trace_syscall_sample ss;
+
+		if (size < sizeof(ss))
+			return fail(err, errlen,
+				    "syscall sample section cut short at offset %" PRIu64, off);
+		memcpy(&ss, p, sizeof(ss));
+		t->sc_full = ss.full;
+		t->sc_out = ss.out;
+		return 0;
+	}
 	case SEC_END: {
 		struct trace_end e;
 
@@ -713,10 +724,17 @@ bool trace_section__intact(const struct trace_section *s)
 static const char *section_name(uint16_t type)
 {
 	static const char *const names[] = {
-		[SEC_EVENTS] = "events", [SEC_STACKS] = "stacks", [SEC_KALLSYMS] = "kallsyms",
-		[SEC_MAPS] = "maps",	 [SEC_NAMES] = "names",	  [SEC_FDS] = "fds",
-		[SEC_LOST] = "lost",	 [SEC_END] = "end",	  [SEC_INFO] = "info",
+		[SEC_EVENTS] = "events",
+		[SEC_STACKS] = "stacks",
+		[SEC_KALLSYMS] = "kallsyms",
+		[SEC_MAPS] = "maps",
+		[SEC_NAMES] = "names",
+		[SEC_FDS] = "fds",
+		[SEC_LOST] = "lost",
+		[SEC_END] = "end",
+		[SEC_INFO] = "info",
 		[SEC_TITLE] = "title",
+		[SEC_SYSCALL_SAMPLE] = "syscall sample",
 	};
 
 	return type < ARRAY_SIZE(names) && names[type] ? names[type] : "unknown";
@@ -746,6 +764,8 @@ static const char *section_cost(uint16_t type)
 		return "the recording's command line and options are unknown";
 	case SEC_TITLE:
 		return "a process will be shown by its name instead of its command line";
+	case SEC_SYSCALL_SAMPLE:
+		return "the model takes the syscalls recorded for all of them";
 	default:
 		return "nothing a report uses";
 	}

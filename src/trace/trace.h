@@ -51,6 +51,7 @@ enum trace_section_type {
 	SEC_END = 8,	  /* struct trace_end */
 	SEC_INFO = 9,	  /* "key=value\n" text: command line, targets, options */
 	SEC_TITLE = 10,	  /* { u64 ts; u32 pid; u32 len; char title[len] }: a process's command */
+	SEC_SYSCALL_SAMPLE = 13, /* struct trace_syscall_sample; last wins */
 };
 
 struct trace_section {
@@ -88,6 +89,14 @@ struct trace_fd_hdr {
 	int32_t fd;
 	uint32_t len;
 	uint32_t pad;
+};
+
+/* Syscall sampling (record_opts.syscall_budget): the targets' syscalls written in full
+ * (REC_SYSCALL) and made between the windows (left out, or REC_SYSCALL_FD). */
+struct trace_syscall_sample {
+	uint64_t full, out;
+	uint64_t budget;    /* full syscalls a second aimed at */
+	uint64_t period_ns; /* each period starts with a window of full recording */
 };
 
 struct trace_end {
@@ -204,6 +213,9 @@ struct trace {
 	uint32_t lost_cpus;
 	uint64_t *lost; /* [cpu * LOST_REASONS + reason] */
 	uint64_t lost_by_reason[LOST_REASONS];
+	/* Syscall sampling: the syscalls written in full and made between windows; both 0
+	 * when every syscall was written (no SEC_SYSCALL_SAMPLE). */
+	uint64_t sc_full, sc_out;
 
 	struct trace_stack *stacks;
 	size_t nr_stacks;

@@ -28,6 +28,32 @@ check_model "$TMP/mc.json" "$MEMCACHED_PID" memcached accept_dispatch=false \
 	network_thread_pool_size=4
 ok $? "memcached: Ditto's verdicts, the mc-workers one network cluster, main the acceptor"
 
+# memcached flat out (the built-in client as fast as it answers): the recorder samples its
+# syscalls in windows (a budget of 2000 a second makes sure of it, whatever the machine's
+# speed); the verdicts are the same, and the requests counted in the windows, scaled by the
+# share sampled, are the client's within a quarter.
+SRVSCOPE_MODEL_RECORD=budget=2000 "$SRVSCOPE" model -p "$MEMCACHED_PID" --conns 8 --rate 0 \
+	--duration 2 --client "memcached://127.0.0.1:$MEMCACHED_PORT" -o "$TMP/mcs.json" \
+	>"$TMP/mcs.out" 2>"$TMP/mcs.err"
+ok $? "model memcached flat out, syscalls sampled"
+sed 's/^/#   /' "$TMP/mcs.out" "$TMP/mcs.err"
+check_model "$TMP/mcs.json" "$MEMCACHED_PID" memcached accept_dispatch=false \
+	network_dispatch=true network_epoll=true nonblocking=true accept_thread_pool_size=1 \
+	network_thread_pool_size=4
+ok $? "memcached sampled: the same verdicts and clusters"
+check "memcached sampled: a share sampled, requests scaled to the client's count" python3 - "$TMP/mcs.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+run = m["runs"][0]
+per = {s["name"]: s["per_request"] for s in m["syscall_profile"]["syscalls"]}
+print("# sampled %.3f, requests %d, client %s, read %.2f sendmsg %.2f per request"
+      % (run["syscalls_sampled"], run["requests"], run["client_requests"],
+         per.get("read", 0), per.get("sendmsg", 0)))
+sys.exit(0 if 0 < run["syscalls_sampled"] < 0.9 and run["client_requests"] and
+         abs(run["requests"] / run["client_requests"] - 1) < 0.25 and
+         0.8 < per.get("sendmsg", 0) < 1.25 else 1)
+PY
+
 # redis: one thread accepts and serves.
 REDIS_PORT=$(free_port)
 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \

@@ -2,8 +2,8 @@
  * that hands connections to a worker (memcached's shape), one thread that does both
  * (redis), forked processes that each accept (nginx), a process forked per connection
  * (postgres), thread-per-connection, workers fed through one shared epoll, acceptors on
- * SO_REUSEPORT listeners of one port, files served per request, and a close written after
- * the accept that reused its fd number. */
+ * SO_REUSEPORT listeners of one port, files served per request, a close written after
+ * the accept that reused its fd number, and a recording whose syscalls were sampled. */
 #include <errno.h>
 #include <sys/socket.h>
 
@@ -407,6 +407,67 @@ static void test_files(void)
 	trace__close(t);
 }
 
+/* A sampled recording (record_opts.syscall_budget): half the syscalls in windows. Between
+ * them only fd calls, as REC_SYSCALL_FD: connections are followed whole, the profile and
+ * the cycles hold the windows' calls, the run's requests are scaled up. */
+static void sc_fd(struct tb *b, uint64_t ts, uint32_t tid, uint32_t pid, int nr, int64_t ret,
+		  uint64_t a0)
+{
+	struct rec r;
+
+	tb_rec(b, ts, REC_SYSCALL_FD, tid, pid, (uint32_t)nr, &r);
+	r.sc.ret = ret;
+	r.sc.enter_ts = ts - 1000;
+	r.sc.args[0] = a0;
+	trace_writer__add_event(b->w, &r);
+}
+
+static void test_sampled(void)
+{
+	struct trace_syscall_sample ss = {.full = 1000, .out = 3000, .budget = 50000};
+	struct tb b;
+	struct trace *t;
+	struct model *m;
+	uint64_t ts = 10000;
+	int i, c;
+
+	tb_open(&b);
+	/* A window: main 100 accepts fds 10, 11, worker 101 serves 3 cycles on each. */
+	for (c = 0; c < 2; c++, ts += 1000)
+		sc(&b, ts, 100, 100, 43, 10 + c, 5, 0, 0);
+	for (i = 0; i < 3; i++)
+		for (c = 0; c < 2; c++, ts += 1000)
+			cycle(&b, ts, 101, 100, 10 + c, false);
+	/* Between windows: 12 and 13 accepted, a file opened and closed, 10 closed; their
+	 * reads and writes are not written. */
+	sc_fd(&b, ts, 100, 100, 43, 12, 5);
+	sc_fd(&b, ts + 100, 100, 100, 43, 13, 5);
+	sc_fd(&b, ts + 200, 101, 100, 257, 20, (uint64_t)-100);
+	sc_fd(&b, ts + 300, 101, 100, 3, 0, 20);
+	sc_fd(&b, ts + 400, 101, 100, 3, 0, 10);
+	ts += 1000;
+	/* The next window: 12 (accepted between windows) served by 101, 2 cycles. */
+	for (i = 0; i < 2; i++, ts += 1000)
+		cycle(&b, ts, 101, 100, 12, false);
+	trace_writer__section(b.w, SEC_SYSCALL_SAMPLE, &ss, sizeof(ss));
+	t = tb_read(&b, ts + 1000);
+	m = build(t, 100);
+	ok(m != NULL, "sampled: model built");
+	is_int(m->runs[0].nr_conn, 4, "sampled: the 4 connections, 2 accepted between windows");
+	is_int(m->runs[0].cycles, 8, "sampled: the windows' 8 request cycles");
+	ok(m->runs[0].sampled == 0.25, "sampled: a quarter of the syscalls in full");
+	is_int(model_run__requests(&m->runs[0]), 32, "sampled: 32 requests over the run");
+	is_int(m->runs[0].sc[0].count, 8, "sampled: the profile holds the windows' reads");
+	is_int(m->runs[0].sc[3].count + m->runs[0].sc[43].count + m->runs[0].sc[257].count, 0,
+	       "sampled: calls between windows are not in the profile");
+	is_int(m->runs[0].nr_files, 0, "sampled: a file used between windows is not counted");
+	ok(m->net.network_dispatch && m->net.handoff_share == 1.0,
+	   "sampled: every connection with I/O was handed over");
+	is_int(m->net.accept_pool, 1, "sampled: 1 acceptor");
+	model__free(m);
+	trace__close(t);
+}
+
 int main(void)
 {
 	test_handoff();
@@ -418,5 +479,6 @@ int main(void)
 	test_shared_epoll();
 	test_reuseport();
 	test_files();
+	test_sampled();
 	return done_testing();
 }
