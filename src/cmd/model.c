@@ -2,6 +2,7 @@
  * request), from a few recorded load runs against a running server, or from traces
  * recorded earlier. Options here; the work in src/model/. */
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
@@ -219,13 +220,15 @@ static void cpu_unrecorded(struct model *m, pid_t pid, const struct load_target 
 		if (last->thr[i].network)
 			tids[n++] = last->thr[i].tid;
 	for (k = 0; k < 2 && !err && !record__signalled(); k++) {
-		/* A second at most: schedstat counts nanoseconds, 2000 requests are plenty.
-		 * The connections are not reopened: a clone reproduces an accept's syscalls,
+		/* Three seconds at the fixed rate, a second at peak: schedstat counts
+		 * nanoseconds, but a 2-core VM's speed drifts over seconds (redis at 2000
+		 * req/s: 20.8 and 25.3 us per request in two one-second models minutes apart),
+		 * and a clone burns what this says. The connections are not reopened: a clone reproduces an accept's syscalls,
 		 * not the server's own work per connection (nginx: 25.7 against 24.3 us per
 		 * request with 16 connections reopened every 0.5 s or kept, at 2000 req/s),
 		 * and the loads it is compared under keep theirs. */
 		co.spec = load_of_run(target, last->conns, k ? 0 : last->rate,
-				      last->duration_s < 1 ? last->duration_s : 1, 0);
+				      fmin(last->duration_s, k ? 1 : 3), 0);
 		fprintf(stderr,
 			"srvscope: model: CPU per request without recording: %u connection(s), "
 			"%s, %g s\n",
