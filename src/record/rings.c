@@ -69,11 +69,13 @@ static int reserve(struct rec_ring *q, size_t need)
 		memmove(q->buf, q->buf + q->head, q->tail - q->head);
 		q->tail -= q->head;
 		q->head = 0;
-		if (q->tail + need <= q->cap)
+		/* Half free at least: else the records waiting (20 ms of them) would be moved
+		 * again and again for a few bytes of room each time. */
+		if (q->tail + need <= q->cap / 2)
 			return 0;
 	}
 	cap = q->cap ? q->cap : 1 << 16;
-	while (cap < q->tail + need)
+	while (cap < 2 * (q->tail + need))
 		cap *= 2;
 	p = realloc(q->buf, cap);
 	if (!p)
