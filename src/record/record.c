@@ -1064,6 +1064,11 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	}
 	for (i = 0; i < o->nr_pids; i++)
 		track_target(&r, o->pids[i]);
+	/* Before the start: putting the rings in place waits for grace periods. */
+	if ((err = rec_rings__open(&r.rings, r.skel->maps.rings, on_record, &r))) {
+		error("cannot set up the ring buffers: %s", strerror(-err));
+		goto out_destroy;
+	}
 
 	/* The trace's start, after loading (which can take a second on a loaded machine) and
 	 * milliseconds before the attach: -d counts from here, so the trace spans it, reading
@@ -1089,10 +1094,6 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	}
 	if ((err = write_info(&r))) {
 		error("cannot write '%s': %s", o->output, strerror(-err));
-		goto out_close;
-	}
-	if ((err = rec_rings__open(&r.rings, r.skel->maps.rings, on_record, &r))) {
-		error("cannot set up the ring buffers: %s", strerror(-err));
 		goto out_close;
 	}
 	/* The programs are attached one by one (sched_switch before sched_waking): held

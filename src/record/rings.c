@@ -21,6 +21,11 @@
  * drained, is not expected. One that comes later still is handed on late, out of order,
  * and the trace reader's sort puts it back in place. */
 #define SLACK_NS (20 * 1000 * 1000ull)
+/* A drain ends after this long even while records keep coming (libbpf consumes a ring
+ * until it finds it empty), so that the recorder's loop sees its deadline and its
+ * signals: a target that makes records as fast as they are read would hold it there. */
+#define DRAIN_NS   (50 * 1000 * 1000ull)
+#define STOP_DRAIN (-EBUSY) /* from on_sample: enough for this drain */
 
 /* A queued record: its time, then its bytes (8-byte aligned). */
 struct entry {
@@ -88,9 +93,8 @@ static int reserve(struct rec_ring *q, size_t need)
 /* A record drained from ring q: queued, with its time as key. Stacks and stack copies are
  * handed on at once: events refer to them, so they must come first, and a copy's unwind
  * lets the programs reuse it sooner. */
-static int on_sample(void *ctx, void *data, size_t size)
+static int queue(struct rec_ring *q, void *data, size_t size)
 {
-	struct rec_ring *q = ctx;
 	size_t need = entry_bytes(size);
 	struct entry *e;
 
@@ -105,6 +109,37 @@ static int on_sample(void *ctx, void *data, size_t size)
 	memcpy(e->data, data, size);
 	q->tail += need;
 	return 0;
+}
+
+static uint64_t mono_now(void);
+
+/* libbpf counts the record consumed whatever this returns. */
+static int on_sample(void *ctx, void *data, size_t size)
+{
+	struct rec_ring *q = ctx;
+	struct rec_rings *rr = q->rr;
+	int err = queue(q, data, size);
+
+	if (err)
+		return err;
+	if (++rr->since_clock >= 1024) {
+		rr->since_clock = 0;
+		if (mono_now() >= rr->until)
+			return STOP_DRAIN;
+	}
+	return 0;
+}
+
+/* Every ring drained, or DRAIN_NS spent on it. Records left in a ring then are handed on
+ * after the newer ones merged now: late, which the trace reader's sort mends. */
+static int consume(struct rec_rings *rr)
+{
+	int err;
+
+	rr->until = mono_now() + DRAIN_NS;
+	rr->since_clock = 0;
+	err = ring_buffer__consume(rr->rb);
+	return err == STOP_DRAIN ? 0 : err;
 }
 
 static uint64_t head_key(const struct rec_ring *q)
@@ -246,17 +281,43 @@ int rec_rings__prepare(struct rec_rings *rr, struct bpf_map *map, uint64_t total
 	return 0;
 }
 
+/* The rings into the map. Each update of a map of maps waits for a grace period (so that
+ * programs see the new entry): one batch waits once where the kernel batches them (6.8
+ * on), else the entries go one by one. */
+static int put_rings(struct rec_rings *rr, int fd)
+{
+	uint32_t *keys = calloc(rr->nr, sizeof(*keys)), count = rr->nr;
+	int *fds = calloc(rr->nr, sizeof(*fds)), i, err = 0;
+
+	if (!keys || !fds) {
+		free(keys);
+		free(fds);
+		return -ENOMEM;
+	}
+	for (i = 0; i < rr->nr; i++) {
+		keys[i] = i;
+		fds[i] = rr->ring[i].fd;
+	}
+	if (bpf_map_update_batch(fd, keys, fds, &count, NULL))
+		for (i = 0; i < rr->nr && !err; i++)
+			if (bpf_map_update_elem(fd, &keys[i], &fds[i], BPF_ANY))
+				err = -errno;
+	free(keys);
+	free(fds);
+	return err;
+}
+
 int rec_rings__open(struct rec_rings *rr, struct bpf_map *map, rec_rings_fn fn, void *ctx)
 {
 	int i, err;
 
 	rr->fn = fn;
 	rr->ctx = ctx;
+	if ((err = put_rings(rr, bpf_map__fd(map))))
+		return err;
 	for (i = 0; i < rr->nr; i++) {
 		struct rec_ring *q = &rr->ring[i];
 
-		if (bpf_map_update_elem(bpf_map__fd(map), &i, &q->fd, BPF_ANY))
-			return -errno;
 		if (!i)
 			rr->rb = ring_buffer__new(q->fd, on_sample, q, NULL);
 		else if ((err = ring_buffer__add(rr->rb, q->fd, on_sample, q)))
@@ -272,11 +333,13 @@ int rec_rings__poll(struct rec_rings *rr, int timeout_ms)
 	uint64_t now;
 	int err;
 
+	rr->until = mono_now() + timeout_ms * 1000000ull + DRAIN_NS;
+	rr->since_clock = 0;
 	err = ring_buffer__poll(rr->rb, timeout_ms);
-	if (err < 0 && err != -EINTR)
+	if (err < 0 && err != -EINTR && err != STOP_DRAIN)
 		return err;
 	now = mono_now();
-	err = ring_buffer__consume(rr->rb);
+	err = consume(rr);
 	if (err < 0)
 		return err;
 	return merge(rr, now > SLACK_NS ? now - SLACK_NS : 0);
@@ -284,8 +347,14 @@ int rec_rings__poll(struct rec_rings *rr, int timeout_ms)
 
 int rec_rings__drain(struct rec_rings *rr)
 {
-	int err = ring_buffer__consume(rr->rb), err2 = merge(rr, KEY_NONE);
+	int err, err2;
 
+	/* The sources are stopped: what is in the rings is all there is. */
+	rr->until = UINT64_MAX;
+	do
+		err = ring_buffer__consume(rr->rb);
+	while (err == STOP_DRAIN);
+	err2 = merge(rr, KEY_NONE);
 	return err < 0 ? err : err2;
 }
 

@@ -31,6 +31,8 @@ struct rec_rings {
 	int nr_heap;
 	rec_rings_fn fn;
 	void *ctx;
+	uint64_t until; /* a drain hands control back at this time (monotonic ns) */
+	unsigned since_clock;
 };
 
 /* Before the BPF object is loaded: one ring per possible CPU, made for map (an array of
