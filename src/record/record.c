@@ -25,6 +25,7 @@
 #include "proc/maps.h"
 #include "proc/task.h"
 #include "record/cost.h"
+#include "record/percpu.h"
 #include "record/procinfo.h"
 #include "record/procs.h"
 #include "record/record.h"
@@ -853,6 +854,25 @@ static bool targets_alive(const struct recorder *r)
 	return false;
 }
 
+/* The programs could not check a CPU's preempt count (record.bpf.c's pc_find): softirqs
+ * are then followed by their exits, as on kernels whose BTF does not place the count. */
+static void softirq_exits(struct recorder *r)
+{
+	struct bpf_link *l;
+
+	if (!r->skel->bss->pc_failed || r->skel->links.softirq_exit)
+		return;
+	l = bpf_program__attach(r->skel->progs.softirq_exit);
+	if (!l) {
+		r->err = -errno;
+		error("cannot attach softirq_exit: %s", strerror(errno));
+		return;
+	}
+	r->skel->links.softirq_exit = l;
+	notice("this kernel's preempt count could not be read: softirqs are followed by their "
+	       "exits");
+}
+
 static void loop(struct recorder *r, uint64_t *lost)
 {
 	const struct record_opts *o = r->o;
@@ -873,6 +893,7 @@ static void loop(struct recorder *r, uint64_t *lost)
 			break;
 		}
 		now = now_ns();
+		softirq_exits(r);
 		rec_procs__check_all(&r->procs, now);
 		if (now - last_flush >= FLUSH_NS) {
 			err = trace_writer__flush(r->w);
@@ -969,6 +990,11 @@ static int load(struct recorder *r)
 	r->skel->rodata->self_tgid = getpid();
 	r->skel->rodata->want_syscall_args = o->syscalls && o->syscall_args;
 	r->skel->rodata->want_cost = o->cost;
+	/* Whether a softirq runs is read from the kernel's preempt count where its place is
+	 * known: softirq_exit is then loaded but attached only if that read fails. */
+	r->skel->rodata->preempt_count_off = percpu__preempt_count_off();
+	if (r->skel->rodata->preempt_count_off)
+		bpf_program__set_autoattach(r->skel->progs.softirq_exit, false);
 	err = rec_rings__prepare(&r->rings, r->skel->maps.rings, o->buffer_size);
 	if (err == -EPERM || err == -EACCES)
 		return error_no_privilege();
