@@ -993,6 +993,9 @@ static int load(struct recorder *r)
 	/* Whether a softirq runs is read from the kernel's preempt count where its place is
 	 * known: softirq_exit is then loaded but attached only if that read fails. */
 	r->skel->rodata->preempt_count_off = percpu__preempt_count_off();
+	if (getenv("SRVSCOPE_PREEMPT_COUNT_OFF")) /* tests: a wrong one, for the fallback */
+		r->skel->rodata->preempt_count_off = strtoll(getenv("SRVSCOPE_PREEMPT_COUNT_OFF"),
+							     NULL, 0);
 	if (r->skel->rodata->preempt_count_off)
 		bpf_program__set_autoattach(r->skel->progs.softirq_exit, false);
 	err = rec_rings__prepare(&r->rings, r->skel->maps.rings, o->buffer_size);
