@@ -236,14 +236,6 @@ struct cpu_ctl {
 	unsigned n;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 /* The thread's CPU nanoseconds (user + system: their sum is the scheduler's exact
  * runtime) and its voluntary switches, the times it blocked and was woken (preemptions
  * left out: a thread that spins longer is preempted more, which is no wake-up). */
@@ -274,11 +266,11 @@ static void request_work(struct cpu_ctl *ctl)
 		return;
 	if (!ctl->n++) {
 		ctl_read(&ctl->t0, &ctl->k0);
-		ctl->w0 = mono_ns();
+		ctl->w0 = now_ns();
 		return;
 	}
 	/* the clock read every 16 requests: a vDSO call, but a syscall where there is none */
-	if (ctl->n <= 64 || (ctl->n <= 1024 && (ctl->n % 16 || mono_ns() - ctl->w0 < 100000000)))
+	if (ctl->n <= 64 || (ctl->n <= 1024 && (ctl->n % 16 || now_ns() - ctl->w0 < 100000000)))
 		return;
 	{
 		unsigned reqs = ctl->n - 1;
@@ -323,10 +315,10 @@ static void bg_work_cpu(struct bg_ctl *ctl, double want_us)
 	spin_us(ctl->spin_us);
 	if (!ctl->n++) {
 		ctl_read(&ctl->t0, &wakes);
-		ctl->w0 = mono_ns();
+		ctl->w0 = now_ns();
 		return;
 	}
-	if (ctl->n <= 4 || mono_ns() - ctl->w0 < 100000000)
+	if (ctl->n <= 4 || now_ns() - ctl->w0 < 100000000)
 		return;
 	ctl_read(&ns, &wakes);
 	per = (double)(ns - ctl->t0) / 1e3 / (ctl->n - 1);
@@ -337,7 +329,7 @@ static void bg_work_cpu(struct bg_ctl *ctl, double want_us)
 		ctl->spin_us = want_us;
 	/* this reading starts the next window: one getrusage per window */
 	ctl->t0 = ns;
-	ctl->w0 = mono_ns();
+	ctl->w0 = now_ns();
 	ctl->n = 1;
 }
 
@@ -1193,7 +1185,7 @@ struct bg_pace {
 
 static void bg_pace(const struct clone_bg *bg, struct bg_pace *p)
 {
-	uint64_t now = mono_ns(), req = __atomic_load_n(&C->requests, __ATOMIC_RELAXED);
+	uint64_t now = now_ns(), req = __atomic_load_n(&C->requests, __ATOMIC_RELAXED);
 
 	if (!bg->nruns || (p->t0 && now - p->t0 < 100000000))
 		return;
@@ -1209,7 +1201,7 @@ static void bg_pace(const struct clone_bg *bg, struct bg_pace *p)
  * True when the deadline is reached. */
 static bool bg_wait(const struct clone_bg *bg, int ep, uint64_t deadline)
 {
-	uint64_t now = mono_ns(), rel = deadline > now ? deadline - now : 0;
+	uint64_t now = now_ns(), rel = deadline > now ? deadline - now : 0;
 	struct timespec ts;
 
 	if (bg->nruns && rel > 1000000000)
@@ -1222,7 +1214,7 @@ static bool bg_wait(const struct clone_bg *bg, int ep, uint64_t deadline)
 		nanosleep(&ts, NULL);
 	else
 		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
-	return mono_ns() >= deadline;
+	return now_ns() >= deadline;
 }
 
 /* The syscalls of a wake-up, as many per wake-up as the model says on average. */
@@ -1270,7 +1262,7 @@ static void *bg_thread(void *arg)
 	double acc[CLONE_MAX_WORK] = {0};
 	char buf[65536];
 	struct timespec ts;
-	uint64_t last = mono_ns(), now, p;
+	uint64_t last = now_ns(), now, p;
 	int ep = -1;
 
 	prctl(PR_SET_NAME, bg->name);
@@ -1299,7 +1291,7 @@ static void *bg_thread(void *arg)
 			continue;
 		/* the next deadline a period after this one: an oversleep is made up, not a
 		 * longer lateness (a busy machine) */
-		now = mono_ns();
+		now = now_ns();
 		last = last + 2 * p > now ? last + p : now;
 		bg_work_cpu(&ctl, pace.want_us);
 		bg_syscalls(bg, acc, buf, sizeof(buf));

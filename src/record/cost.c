@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "record/cost.h"
+#include "util/util.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -8,14 +9,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static int prog_stats(int fd, uint64_t *cnt, uint64_t *ns)
 {
@@ -49,7 +42,7 @@ void record_cost__start(struct record_cost *c, struct bpf_object *obj)
 		if (!prog_stats(fd, &c->p[c->nr].cnt, &c->p[c->nr].ns))
 			c->nr++;
 	}
-	c->start_ns = mono_ns();
+	c->start_ns = now_ns();
 	getrusage(RUSAGE_SELF, &c->start_ru);
 }
 
@@ -85,7 +78,7 @@ static void report_caches(int fd, int nr_cpus, double secs)
 
 void record_cost__report(struct record_cost *c, int cache_fd, int nr_cpus)
 {
-	double secs = (mono_ns() - c->start_ns) / 1e9, total = 0;
+	double secs = (now_ns() - c->start_ns) / 1e9, total = 0;
 	struct rusage ru;
 	int i;
 

@@ -13,6 +13,7 @@
 
 #include "bpf/record.h"
 #include "record/rings.h"
+#include "util/util.h"
 
 #define RING_MIN 4096u
 #define KEY_NONE UINT64_MAX /* above every time */
@@ -111,7 +112,6 @@ static int queue(struct rec_ring *q, void *data, size_t size)
 	return 0;
 }
 
-static uint64_t mono_now(void);
 
 /* libbpf counts the record consumed whatever this returns. */
 static int on_sample(void *ctx, void *data, size_t size)
@@ -124,7 +124,7 @@ static int on_sample(void *ctx, void *data, size_t size)
 		return err;
 	if (++rr->since_clock >= 1024) {
 		rr->since_clock = 0;
-		if (mono_now() >= rr->until)
+		if (now_ns() >= rr->until)
 			return STOP_DRAIN;
 	}
 	return 0;
@@ -136,7 +136,7 @@ static int consume(struct rec_rings *rr)
 {
 	int err;
 
-	rr->until = mono_now() + DRAIN_NS;
+	rr->until = now_ns() + DRAIN_NS;
 	rr->since_clock = 0;
 	err = ring_buffer__consume(rr->rb);
 	return err == STOP_DRAIN ? 0 : err;
@@ -200,14 +200,6 @@ static int merge(struct rec_rings *rr, uint64_t limit)
 		sift_down(rr, 0);
 	}
 	return err < 0 ? err : 0;
-}
-
-static uint64_t mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 /* Marks in online[] (nr entries) the CPUs /sys lists as online; all of them when it
@@ -333,12 +325,12 @@ int rec_rings__poll(struct rec_rings *rr, int timeout_ms)
 	uint64_t now;
 	int err;
 
-	rr->until = mono_now() + timeout_ms * 1000000ull + DRAIN_NS;
+	rr->until = now_ns() + timeout_ms * 1000000ull + DRAIN_NS;
 	rr->since_clock = 0;
 	err = ring_buffer__poll(rr->rb, timeout_ms);
 	if (err < 0 && err != -EINTR && err != STOP_DRAIN)
 		return err;
-	now = mono_now();
+	now = now_ns();
 	err = consume(rr);
 	if (err < 0)
 		return err;

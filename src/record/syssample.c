@@ -22,14 +22,6 @@ static uint64_t counted(const struct syssample *s, uint32_t kind)
 	return n;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Sleeps until the monotonic time t; false when stopped meanwhile. */
 static bool sleep_until(struct syssample *s, uint64_t t)
 {
@@ -38,7 +30,7 @@ static bool sleep_until(struct syssample *s, uint64_t t)
 	bool stop;
 
 	pthread_mutex_lock(&s->lock);
-	while (!s->stop && mono_ns() < t)
+	while (!s->stop && now_ns() < t)
 		if (pthread_cond_timedwait(&s->cond, &s->lock, &ts) == ETIMEDOUT)
 			break;
 	stop = s->stop;
@@ -51,11 +43,11 @@ static bool sleep_until(struct syssample *s, uint64_t t)
 static void *windows(void *arg)
 {
 	struct syssample *s = arg;
-	uint64_t now = mono_ns(), period_end = now + SYSSAMPLE_FIRST_NS, counted_at = now;
+	uint64_t now = now_ns(), period_end = now + SYSSAMPLE_FIRST_NS, counted_at = now;
 	uint64_t total_then = counted(s, SYSCNT_FULL) + counted(s, SYSCNT_OUT), total, allowed;
 
 	while (sleep_until(s, period_end)) {
-		now = mono_ns();
+		now = now_ns();
 		total = counted(s, SYSCNT_FULL) + counted(s, SYSCNT_OUT);
 		allowed = s->budget * (now - counted_at) / 1000000000ull;
 		/* Below the budget (a load that has not started yet), the rate is looked at
