@@ -26,7 +26,7 @@
 
 enum { TB_RUN, TB_WAIT, TB_BLOCK, TB_KINDS };
 
-#define WAKE_SLOTS 6 /* enum wake_kind, then WAKE_UNKNOWN */
+#define WAKE_SLOTS 7 /* enum wake_kind, then WAKE_UNKNOWN */
 
 struct row {
 	uint32_t tid, pid;
