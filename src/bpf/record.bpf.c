@@ -1169,7 +1169,7 @@ int BPF_PROG(timer_entry, struct timer_list *t, unsigned long baseclk)
  * hrtimer programs above), and one program per tracepoint sees every entry and exit. A
  * kernel or an architecture without them (arm64's IPIs are hard irqs) has these programs
  * left unloaded (record/ipi.c), and wake-ups from them are put down to the task they
- * interrupted, as before. Exits first, as above. */
+ * interrupted, as before. Each vector's exit is attached before its entry, as above. */
 static __always_inline void ipi_exit_seen(void)
 {
 	struct cpu_ctx *c = ctx_get();
@@ -1189,75 +1189,26 @@ static __always_inline void ipi_entry_seen(__u32 vector)
 	}
 }
 
-SEC("tp_btf/irq_work_exit")
-int BPF_PROG(irq_work_exit, int vector)
-{
-	ipi_exit_seen();
-	return 0;
-}
+/* A vector's two programs, its exit's first (attached first). */
+#define VECTOR_PROGS(name, vector)                                                                 \
+	SEC("tp_btf/" #name "_exit")                                                               \
+	int BPF_PROG(name##_exit, int v)                                                           \
+	{                                                                                          \
+		ipi_exit_seen();                                                                   \
+		return 0;                                                                          \
+	}                                                                                          \
+	SEC("tp_btf/" #name "_entry")                                                              \
+	int BPF_PROG(name##_entry, int v)                                                          \
+	{                                                                                          \
+		ipi_entry_seen(vector);                                                            \
+		return 0;                                                                          \
+	}
 
-SEC("tp_btf/call_function_exit")
-int BPF_PROG(call_function_exit, int vector)
-{
-	ipi_exit_seen();
-	return 0;
-}
-
-SEC("tp_btf/call_function_single_exit")
-int BPF_PROG(call_function_single_exit, int vector)
-{
-	ipi_exit_seen();
-	return 0;
-}
-
-SEC("tp_btf/reschedule_exit")
-int BPF_PROG(reschedule_exit, int vector)
-{
-	ipi_exit_seen();
-	return 0;
-}
-
-SEC("tp_btf/x86_platform_ipi_exit")
-int BPF_PROG(x86_platform_ipi_exit, int vector)
-{
-	ipi_exit_seen();
-	return 0;
-}
-
-SEC("tp_btf/irq_work_entry")
-int BPF_PROG(irq_work_entry, int vector)
-{
-	ipi_entry_seen(IPI_IRQ_WORK);
-	return 0;
-}
-
-SEC("tp_btf/call_function_entry")
-int BPF_PROG(call_function_entry, int vector)
-{
-	ipi_entry_seen(IPI_CALL_FUNCTION);
-	return 0;
-}
-
-SEC("tp_btf/call_function_single_entry")
-int BPF_PROG(call_function_single_entry, int vector)
-{
-	ipi_entry_seen(IPI_CALL_FUNCTION_SINGLE);
-	return 0;
-}
-
-SEC("tp_btf/reschedule_entry")
-int BPF_PROG(reschedule_entry, int vector)
-{
-	ipi_entry_seen(IPI_RESCHEDULE);
-	return 0;
-}
-
-SEC("tp_btf/x86_platform_ipi_entry")
-int BPF_PROG(x86_platform_ipi_entry, int vector)
-{
-	ipi_entry_seen(IPI_PLATFORM);
-	return 0;
-}
+VECTOR_PROGS(irq_work, IPI_IRQ_WORK)
+VECTOR_PROGS(call_function, IPI_CALL_FUNCTION)
+VECTOR_PROGS(call_function_single, IPI_CALL_FUNCTION_SINGLE)
+VECTOR_PROGS(reschedule, IPI_RESCHEDULE)
+VECTOR_PROGS(x86_platform_ipi, IPI_PLATFORM)
 
 /* The waker's context: a task (WAKE_TASK), or the innermost interrupt, softirq or timer
  * callback running on this CPU, with its detail (irq number, vector) or callback (*func;

@@ -186,6 +186,9 @@ int64_t crit_graph__to_ref(const struct crit_graph *g, size_t host, uint64_t loc
 uint64_t crit_graph__to_local(const struct crit_graph *g, size_t host, int64_t ref);
 /* The thread's states on host, NULL when it has none. */
 const struct crit_thread *crit_graph__thread(const struct crit_graph *g, size_t host, uint32_t tid);
+/* In an array of n elements of size bytes in time order, each starting with its uint64_t
+ * time (crit_pkt, crit_ipi), the index of the first one later than ts; n when none. */
+size_t crit__after(const void *base, size_t n, size_t size, uint64_t ts);
 /* The IPI sent that raised the handler whose wake-up ended w (a WAKE_IPI wait of host):
  * the latest send of its kind to the wake-up's CPU before the handler began; its index in
  * the host's ipis, -1 when none was recorded (irq_work is raised by the CPU itself). */

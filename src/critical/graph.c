@@ -4,6 +4,7 @@
  * clocks are put on host 0's over a spanning tree of the pairs that exchanged packets. */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -551,6 +552,26 @@ void crit_graph__free(struct crit_graph *g)
 	memset(g, 0, sizeof(*g));
 }
 
+_Static_assert(offsetof(struct crit_pkt, ts) == 0 && offsetof(struct crit_ipi, ts) == 0,
+	       "crit__after reads the time first");
+
+size_t crit__after(const void *base, size_t n, size_t size, uint64_t ts)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		uint64_t t;
+
+		memcpy(&t, (const char *)base + mid * size, sizeof(t));
+		if (t <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* An IPI reaches its target in microseconds (tens in a VM); a send older than this before
  * the handler's entry is not the one that raised it. */
 #define IPI_MAX_DELAY_NS 10000000
@@ -559,7 +580,6 @@ long crit_graph__ipi_send(const struct crit_graph *g, size_t host, const struct 
 {
 	const struct crit_host *h = &g->hosts[host];
 	uint64_t at = w->since ? w->since : w->wake_ns;
-	size_t lo = 0, hi = h->nr_ipis;
 	long i;
 
 	/* irq_work is raised on the CPU itself (no ipi_send event); a platform IPI comes from
@@ -569,15 +589,8 @@ long crit_graph__ipi_send(const struct crit_graph *g, size_t host, const struct 
 	    (w->detail != IPI_CALL_FUNCTION && w->detail != IPI_CALL_FUNCTION_SINGLE &&
 	     w->detail != IPI_RESCHEDULE))
 		return -1;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (h->ipis[mid].ts <= at)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (i = (long)lo - 1; i >= 0 && at - h->ipis[i].ts <= IPI_MAX_DELAY_NS; i--) {
+	for (i = (long)crit__after(h->ipis, h->nr_ipis, sizeof(*h->ipis), at) - 1;
+	     i >= 0 && at - h->ipis[i].ts <= IPI_MAX_DELAY_NS; i--) {
 		const struct crit_ipi *s = &h->ipis[i];
 
 		if ((s->cpus[w->cpu / 64] >> (w->cpu % 64) & 1) &&

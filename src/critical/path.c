@@ -153,17 +153,9 @@ static enum crit_edge wait_edge(const struct crit_wait *w, enum crit_wake *wake)
  * With ctx, only packets of that softirq run. */
 static long rx_before(const struct crit_host *h, int cpu, uint64_t ts, uint64_t ctx, long before)
 {
-	size_t lo = 0, hi = h->nr_pkts;
+	size_t lo = crit__after(h->pkts, h->nr_pkts, sizeof(*h->pkts), ts);
 	long i;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (h->pkts[mid].ts <= ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if ((long)lo > before)
 		lo = before;
 	for (i = (long)lo - 1; i >= 0 && ts - h->pkts[i].ts < 2000000; i--) {

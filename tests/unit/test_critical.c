@@ -85,16 +85,18 @@ static void path_test(void)
 static void ipi_test(void)
 {
 	enum { W = 40, S = 41, K = 42, P = 40, LATE = 20000000 };
+	static const char *const names[] = {"waiter", "sender", "other"}; /* W, S, K */
 	struct trace *t;
 	struct crit_graph g;
 	struct crit_path p;
 	char err[256] = "", what[96];
 	struct tb b;
+	uint32_t i;
 
 	tb_open(&b);
-	trace_writer__add_name(b.w, W, P, "waiter");
-	trace_writer__add_name(b.w, S, P, "sender");
-	trace_writer__add_name(b.w, K, P, "other");
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		trace_writer__add_name(b.w, W + i, P, names[i]);
+	/* S runs on CPU 0 throughout, W on CPU 1 between its waits. */
 	tb_switch(&b, 50, 0, 0, 0, S, P, -1, -1, 0, 0);
 	tb_switch(&b, 60, 0, 0, 0, W, P, -1, -1, 0, 0);
 	/* 1: S sends at 500, the handler runs at 510 and wakes W at 520. */
@@ -148,9 +150,9 @@ static void ipi_test(void)
 		       "what: irq_work");
 	crit_path__free(&p);
 
-	ok(!crit_graph__path(&g, 0, W, 1000, 1310, &p) && p.nr == 2 &&
-		   p.segs[0].edge == CRIT_IPI && p.segs[0].start_ns == 1000 &&
-		   p.segs[0].end_ns == 1300 && p.segs[0].from_tid == 0 && p.segs[0].ipi,
+	ok(!crit_graph__path(&g, 0, W, 1000, 1310, &p) && p.nr == 2 && p.segs[0].edge == CRIT_IPI &&
+		   p.segs[0].start_ns == 1000 && p.segs[0].end_ns == 1300 &&
+		   p.segs[0].from_tid == 0 && p.segs[0].ipi,
 	   "sent from a softirq: an IPI edge over the wait, no thread to follow");
 	if (p.nr)
 		is_str(crit_segment__what(&g, &p.segs[0], what, sizeof(what)),
