@@ -222,7 +222,7 @@ struct crit_path {
 	struct crit_segment *segs; /* in time order, contiguous from start to end */
 	size_t nr, cap;
 	int64_t start_ns, end_ns;
-	uint32_t hops; /* wake-ups and packets crossed */
+	uint32_t hops; /* wake-ups, packets and IPIs crossed */
 };
 
 /* The critical path of thread tid of host in [from, to] (reference clock): each of its
