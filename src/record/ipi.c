@@ -11,6 +11,7 @@
 #include "bpf/record.h"
 #include "record/ipi.h"
 #include "record.skel.h"
+#include "util/util.h"
 
 static bool has_tracepoint(const char *name)
 {
@@ -38,6 +39,10 @@ void record_ipi__select(struct record_bpf *skel, bool sends, int nr_cpus, struct
 		bpf_program__set_autoload(bpf_object__find_program_by_name(skel->obj, exit), false);
 	}
 	ri->sends = sends && has_tracepoint("ipi_send_cpu") && has_tracepoint("ipi_send_cpumask");
+	if (sends && !ri->sends)
+		warning("this kernel has no ipi:ipi_send_cpu and ipi_send_cpumask tracepoints "
+			"(Linux 6.3 and later have them): the IPIs sent are not recorded, and "
+			"'critical' shows waits ended by IPIs without their senders");
 	if (!ri->sends) {
 		bpf_program__set_autoload(skel->progs.ipi_send_cpu, false);
 		bpf_program__set_autoload(skel->progs.ipi_send_cpumask, false);
