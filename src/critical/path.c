@@ -462,7 +462,8 @@ void crit_path__free(struct crit_path *p)
 }
 
 /* "irq_work"; with the send found, "call_function_single from web 4242" (a thread; "(not
- * recorded)" when it is not in the trace), or "... from softirq NET_RX on cpu 1". */
+ * recorded)" when it is not in the trace), "... from idle on cpu 0" (the idle task: the
+ * idle loop's own work, such as a tick), or "... from softirq NET_RX on cpu 1". */
 static void ipi_what(const struct crit_graph *g, const struct crit_segment *s,
 		     const struct crit_wait *w, char *buf, size_t size)
 {
@@ -475,6 +476,10 @@ static void ipi_what(const struct crit_graph *g, const struct crit_segment *s,
 		return;
 	}
 	i = &g->hosts[s->host].ipis[s->ipi - 1];
+	if (i->ctx == WAKE_TASK && !i->tid) {
+		snprintf(buf, size, "%s from idle on cpu %u", vector, i->cpu);
+		return;
+	}
 	if (i->ctx == WAKE_TASK) {
 		th = trace__thread(g->hosts[s->host].t, i->tid);
 		snprintf(buf, size, "%s from %.40s %u%s", vector,
