@@ -139,6 +139,7 @@ static void on_waking(struct thr *th, const struct rec *e)
 		ep->wake_detail = e->wk.detail;
 		break;
 	case WAKE_SOFTIRQ:
+	case WAKE_IPI:
 		ep->wake_detail = e->wk.detail;
 		break;
 	case WAKE_HRTIMER:
@@ -331,8 +332,19 @@ const char *blocking__kind_name(uint8_t kind)
 	case WAKE_HRTIMER:
 	case WAKE_TIMER:
 		return "timer";
+	case WAKE_IPI:
+		return "ipi";
 	}
 	return "unknown";
+}
+
+const char *blocking__ipi_name(uint32_t vector)
+{
+	static const char *const names[IPI_VECTORS] = {"irq_work", "call_function",
+						       "call_function_single", "reschedule",
+						       "x86_platform_ipi"};
+
+	return vector < ARRAY_SIZE(names) ? names[vector] : "?";
 }
 
 const char *blocking__softirq_name(uint32_t vec)
@@ -442,6 +454,8 @@ const char *blocking__wake_detail(const struct block_episode *ep,
 	switch (ep->wake_kind) {
 	case WAKE_SOFTIRQ:
 		return blocking__softirq_name(ep->wake_detail);
+	case WAKE_IPI:
+		return blocking__ipi_name(ep->wake_detail);
 	case WAKE_HARDIRQ: {
 		char name[COMM_ESCAPED_SIZE];
 

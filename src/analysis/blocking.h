@@ -1,5 +1,5 @@
 /* Blocking episodes from a trace: a thread switched out in a sleeping state, then woken
- * (by a hard irq, a softirq, a timer or another task) and switched back in. Each episode
+ * (by a hard irq, a softirq, a timer, an IPI or another task) and switched back in. Each episode
  * knows the syscall and fd it blocked in and the stacks on both sides. Pure functions over
  * the trace's events, and the summaries the 'blocking' report prints. */
 #ifndef SRVSCOPE_ANALYSIS_BLOCKING_H
@@ -29,7 +29,7 @@ struct block_episode {
 	int32_t syscall;      /* -1 when not in a syscall, or unknown */
 	int32_t fd;	      /* -1 when the syscall takes no fd first */
 	uint32_t state;	      /* as switched out (TASK_INTERRUPTIBLE, ...) */
-	uint32_t wake_detail; /* irq number, softirq vector */
+	uint32_t wake_detail; /* irq number, softirq vector, enum ipi_vector */
 	uint32_t waker_tid;   /* WAKE_TASK */
 	uint8_t wake_kind;    /* enum wake_kind, or WAKE_UNKNOWN */
 	bool polled_fd;	      /* poll, select: fd is the first of the fds waited on */
@@ -63,13 +63,17 @@ const char *blocking__waker_name(const struct block_episode *ep, char *buf, size
 /* True when a thread switched out in this state is waiting (not preempted, not exiting). */
 bool blocking__is_blocked_state(uint32_t state);
 
-const char *blocking__kind_name(uint8_t kind); /* "softirq", "hardirq", "timer", "task", ... */
-/* What woke ep besides its kind: "NET_RX", "24 virtio0-input.0", a timer's callback named by
- * kernel(ctx, address); NULL for tasks and unknown causes. May return buf. */
+/* "softirq", "hardirq", "timer", "ipi", "task", "unknown" */
+const char *blocking__kind_name(uint8_t kind);
+/* What woke ep besides its kind: "NET_RX", "24 virtio0-input.0", "irq_work", a timer's callback
+ * named by kernel(ctx, address); NULL for tasks and unknown causes. May return buf. */
 const char *blocking__wake_detail(const struct block_episode *ep,
 				  const char *(*kernel)(void *ctx, uint64_t addr), void *ctx,
 				  char *buf, size_t size);
 const char *blocking__softirq_name(uint32_t vec); /* "NET_RX", "TIMER", ... */
+/* enum ipi_vector: "irq_work", "call_function", ...: the stems of the vectors' irq_vectors
+ * tracepoints (NAME_entry, NAME_exit), by which the recorder attaches them. "?" beyond. */
+const char *blocking__ipi_name(uint32_t vector);
 
 struct block_stats {
 	uint64_t count, sum_ns, min_ns, max_ns;

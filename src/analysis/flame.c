@@ -244,6 +244,9 @@ static void waker_label(struct sbuf *b, const struct gkey *k, const struct flame
 	case WAKE_HARDIRQ:
 		snprintf(buf, sizeof(buf), "[hardirq %u %s]", k->wdetail, name);
 		break;
+	case WAKE_IPI:
+		snprintf(buf, sizeof(buf), "[ipi %s]", blocking__ipi_name(k->wdetail));
+		break;
 	case WAKE_HRTIMER:
 	case WAKE_TIMER:
 		snprintf(buf, sizeof(buf), "[timer %s]", n->kernel(n->ctx, k->wfunc));
@@ -295,6 +298,7 @@ static void collect_episodes(const struct block_report *r, enum flame_kind kind,
 				memcpy(k.wname, ep->waker_name, sizeof(k.wname));
 				/* fall through */
 			case WAKE_SOFTIRQ:
+			case WAKE_IPI:
 				k.wdetail = ep->wake_detail;
 				break;
 			case WAKE_HRTIMER:

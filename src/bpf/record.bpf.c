@@ -102,13 +102,18 @@ struct {
 /* What this CPU is running besides tasks: for each kind of context, the order in which it
  * was entered (0 when not in it). The innermost, entered last, is the waker. Softirqs do
  * not nest, nor do hard irq handlers; a hard irq can interrupt a softirq or a timer
- * callback, an hrtimer callback runs in a hard irq or in the HRTIMER softirq. */
+ * callback, an hrtimer callback runs in a hard irq or in the HRTIMER softirq. x86's system
+ * vectors (irq_work, call-function, reschedule IPIs) are interrupts without an
+ * irq_handler_entry: they interrupt tasks, softirqs and timer_list callbacks like a hard
+ * irq, and nothing else (interrupts are off in them). */
 struct cpu_ctx {
 	__u64 seq;
-	__u64 softirq_seq, irq_seq, hrtimer_seq, timer_seq;
+	__u64 softirq_seq, irq_seq, hrtimer_seq, timer_seq, ipi_seq;
 	__u32 vec, irq;
 	__u64 action, hrtimer_func, timer_func;
 	__u64 pc_addr; /* this CPU's preempt count, found at its first softirq; 0: not yet */
+	__u64 ipi_ts; /* when the system vector's handler was entered */
+	__u32 ipi;    /* which one: enum ipi_vector */
 };
 
 struct {
@@ -1208,8 +1213,55 @@ int BPF_PROG(timer_entry, struct timer_list *t, unsigned long baseclk)
 	return 0;
 }
 
+/* x86's system vectors. Each is a hard interrupt with interrupts off, so no program here
+ * can be entered again while it runs on this CPU (the kernel would skip it: see the
+ * hrtimer programs above), and one program per tracepoint sees every entry and exit. A
+ * kernel or an architecture without them (arm64's IPIs are hard irqs) has these programs
+ * left unloaded (record/ipi.c), and wake-ups from them are put down to the task they
+ * interrupted, as before. Each vector's exit is attached before its entry, as above. */
+static __always_inline void ipi_exit_seen(void)
+{
+	struct cpu_ctx *c = ctx_get();
+
+	if (c)
+		c->ipi_seq = 0;
+}
+
+static __always_inline void ipi_entry_seen(__u32 vector)
+{
+	struct cpu_ctx *c = ctx_get();
+
+	if (c) {
+		c->ipi_seq = ++c->seq;
+		c->ipi = vector;
+		c->ipi_ts = bpf_ktime_get_ns();
+	}
+}
+
+/* A vector's two programs, its exit's first (attached first). */
+#define VECTOR_PROGS(name, vector)                                                                 \
+	SEC("tp_btf/" #name "_exit")                                                               \
+	int BPF_PROG(name##_exit, int v)                                                           \
+	{                                                                                          \
+		ipi_exit_seen();                                                                   \
+		return 0;                                                                          \
+	}                                                                                          \
+	SEC("tp_btf/" #name "_entry")                                                              \
+	int BPF_PROG(name##_entry, int v)                                                          \
+	{                                                                                          \
+		ipi_entry_seen(vector);                                                            \
+		return 0;                                                                          \
+	}
+
+VECTOR_PROGS(irq_work, IPI_IRQ_WORK)
+VECTOR_PROGS(call_function, IPI_CALL_FUNCTION)
+VECTOR_PROGS(call_function_single, IPI_CALL_FUNCTION_SINGLE)
+VECTOR_PROGS(reschedule, IPI_RESCHEDULE)
+VECTOR_PROGS(x86_platform_ipi, IPI_PLATFORM)
+
 /* The waker's context: a task (WAKE_TASK), or the innermost interrupt, softirq or timer
- * callback running on this CPU, with its detail (irq number, vector) or callback (*func). */
+ * callback running on this CPU, with its detail (irq number, vector) or callback (*func;
+ * for a system vector, the time its handler was entered). */
 static __always_inline __u32 wake_context(struct cpu_ctx *c, __u32 *detail, __u64 *func)
 {
 	__u64 top;
@@ -1223,8 +1275,15 @@ static __always_inline __u32 wake_context(struct cpu_ctx *c, __u32 *detail, __u6
 		top = c->hrtimer_seq;
 	if (c->timer_seq > top)
 		top = c->timer_seq;
+	if (c->ipi_seq > top)
+		top = c->ipi_seq;
 	if (!top)
 		return WAKE_TASK;
+	if (top == c->ipi_seq) {
+		*detail = c->ipi;
+		*func = c->ipi_ts;
+		return WAKE_IPI;
+	}
 	if (top == c->irq_seq) {
 		*detail = c->irq;
 		return WAKE_HARDIRQ;
@@ -1847,4 +1906,98 @@ int BPF_PROG(net_rx, struct sk_buff *skb)
 {
 	/* On the way in the link header is pulled already: data is the IP header. */
 	return net_record(skb, skb->data, REC_NET_RX);
+}
+
+/* ---- record --ipi: inter-processor interrupts sent (srvscope critical) ---- */
+
+/* The possible CPUs (user space): words of a cpumask beyond them are not the mask's (an
+ * off-stack mask is allocated that long). */
+const volatile __u32 ipi_nr_cpus = 64;
+
+/* Bit counts by arithmetic: clang's BPF backend has no lowering for popcount or ctz. */
+static __always_inline __u32 bits_set(__u64 x)
+{
+	x = x - ((x >> 1) & 0x5555555555555555ull);
+	x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+	return (x * 0x0101010101010101ull) >> 56;
+}
+
+static __always_inline __u32 lowest_bit(__u64 x)
+{
+	return bits_set((x & -x) - 1);
+}
+
+/* One IPI sent to targets (cpus: the first two words of their mask, nr: how many in all),
+ * by whatever runs on this CPU: the running task is the record's, the context (a task, an
+ * interrupt, a timer) its aux. */
+static __always_inline int ipi_record(const __u64 *cpus, __u32 nr, __u64 callsite, void *callback)
+{
+	struct task_struct *cur;
+	struct cpu_ctx *c = ctx_get();
+	__u32 kind, detail = 0;
+	__u64 func = 0, ts;
+	struct rec *r;
+
+	if (!c || !nr)
+		return 0;
+	ts = bpf_ktime_get_ns();
+	kind = wake_context(c, &detail, &func);
+	cur = bpf_get_current_task_btf();
+	r = rec_reserve(ts, REC_IPI_SEND, cur->pid, cur->tgid);
+	if (!r)
+		return 0;
+	r->h.aux = kind | (detail & 0xffffff) << 8;
+	r->ipi.callsite = callsite;
+	r->ipi.callback = (__u64)callback;
+	r->ipi.cpus[0] = cpus[0];
+	r->ipi.cpus[1] = cpus[1];
+	r->ipi.target = cpus[0] ? lowest_bit(cpus[0]) : 64 + lowest_bit(cpus[1]);
+	r->ipi.nr_targets = nr;
+	rec_submit(r);
+	return 0;
+}
+
+SEC("tp_btf/ipi_send_cpu")
+int BPF_PROG(ipi_send_cpu, unsigned int cpu, unsigned long callsite, void *callback)
+{
+	__u64 cpus[2] = {};
+
+	if (cpu < 64)
+		cpus[0] = 1ull << cpu;
+	else if (cpu < REC_IPI_CPUS)
+		cpus[1] = 1ull << (cpu - 64);
+	else
+		return 0; /* no room to say which */
+	return ipi_record(cpus, 1, callsite, callback);
+}
+
+/* Bits of a mask word below the possible CPUs' count, the word being the wordth. */
+static __always_inline __u64 ipi_word(__u64 w, __u32 word)
+{
+	__u32 below = ipi_nr_cpus > word * 64 ? ipi_nr_cpus - word * 64 : 0;
+
+	return below >= 64 ? w : w & ((1ull << below) - 1);
+}
+
+SEC("tp_btf/ipi_send_cpumask")
+int BPF_PROG(ipi_send_cpumask, const struct cpumask *mask, unsigned long callsite, void *callback)
+{
+	__u64 cpus[2] = {}, w;
+	__u32 nr, i, words = (ipi_nr_cpus + 63) / 64;
+
+	if (bpf_probe_read_kernel(cpus, words > 1 ? 16 : 8, mask->bits))
+		return 0;
+	cpus[0] = ipi_word(cpus[0], 0);
+	cpus[1] = ipi_word(cpus[1], 1);
+	nr = bits_set(cpus[0]) + bits_set(cpus[1]);
+	/* Masks beyond 128 CPUs: counted (a broadcast is rare; it reads a word each). */
+	for (i = 2; i < words && i < 128; i++) {
+		if (bpf_probe_read_kernel(&w, sizeof(w), &mask->bits[i]))
+			break;
+		nr += bits_set(ipi_word(w, i));
+	}
+	if (!cpus[0] && !cpus[1])
+		return 0; /* only CPUs above 127: no room to say which */
+	return ipi_record(cpus, nr, callsite, callback);
 }

@@ -26,6 +26,9 @@ enum rec_type {
 	REC_STATE = 11,	       /* written by user space at the start: a task's state then */
 	REC_NET_TX = 12, /* record --net: a TCP segment queued to a device (net_dev_queue) */
 	REC_NET_RX = 13, /* record --net: a TCP segment received (netif_receive_skb) */
+	/* record --ipi (or --net): an inter-processor interrupt sent (ipi:ipi_send_cpu,
+	 * ipi_send_cpumask); tid/pid: the task running on the sending CPU. */
+	REC_IPI_SEND = 14,
 	/* --syscall-args: what a REC_SYSCALL of the same task does not hold, for the syscalls
 	 * listed at struct rec_sysargs; its time is the syscall's entry; aux: its number. */
 	REC_SYSCALL_ARGS = 20,
@@ -44,6 +47,18 @@ enum wake_kind {
 	WAKE_SOFTIRQ = 2,
 	WAKE_HRTIMER = 3,
 	WAKE_TIMER = 4, /* a timer_list callback */
+	WAKE_IPI = 5,	/* an x86 system vector's handler (detail: enum ipi_vector) */
+};
+
+/* The system vectors whose handlers are a waker's context (WAKE_IPI's detail). On x86 they
+ * are not hard irqs (no irq_handler_entry): each has its own irq_vectors tracepoints. */
+enum ipi_vector {
+	IPI_IRQ_WORK = 0,	      /* irq_work raised on this CPU (perf, BPF ring buffers) */
+	IPI_CALL_FUNCTION = 1,	      /* smp_call_function to several CPUs */
+	IPI_CALL_FUNCTION_SINGLE = 2, /* smp_call_function_single, remote irq_work */
+	IPI_RESCHEDULE = 3,
+	IPI_PLATFORM = 4, /* x86_platform_ipi (a hypervisor's, posted interrupts) */
+	IPI_VECTORS = 5,
 };
 
 /* Syscall sampling: the per-CPU counters of the targets' syscalls (map sys_counts). */
@@ -107,6 +122,7 @@ struct rec_waking {	 /* aux: wake_kind | target cpu << 16 */
 		char comm[REC_COMM_LEN]; /* WAKE_TASK: the waker's name */
 		char irq[REC_COMM_LEN];	 /* WAKE_HARDIRQ: the handler's name */
 		__u64 func;		 /* WAKE_HRTIMER, WAKE_TIMER: the callback */
+		__u64 since;		 /* WAKE_IPI: when the vector's handler was entered */
 	} u;
 	__u64 kstack, ustack; /* the waker's (kernel only in an interrupt), 0 when none */
 };
@@ -161,6 +177,16 @@ struct rec_net {
 	__u64 softirq; /* which softirq run it happened in (per CPU), 0 in a task's context */
 };
 
+/* REC_IPI_SEND (aux: the sender's context, enum wake_kind, | its detail << 8). */
+#define REC_IPI_CPUS 128
+struct rec_ipi {
+	__u64 callsite; /* the kernel function that sent it (its return address) */
+	__u64 callback; /* what the target runs: the generic call-function handler, or 0 */
+	__u64 cpus[REC_IPI_CPUS / 64]; /* the target CPUs below 128, a bit each */
+	__u32 target;		       /* the lowest target CPU */
+	__u32 nr_targets;	       /* all of them, those above 127 too */
+};
+
 struct rec {
 	struct rec_hdr h;
 	union {
@@ -172,6 +198,7 @@ struct rec {
 		struct rec_sample sample;
 		struct rec_state state;
 		struct rec_net net;
+		struct rec_ipi ipi;
 		__u8 raw[REC_SIZE - sizeof(struct rec_hdr)];
 	};
 };

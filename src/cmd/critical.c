@@ -264,7 +264,7 @@ static int print_json(const struct crit_graph *g, const struct crit_path *p, siz
 		json_writer__kv_string(w, "wake", crit_wake__name(seg->wake));
 		crit_segment__what(g, seg, what, sizeof(what));
 		json_writer__kv_string(w, "what", what[0] ? what : NULL);
-		if (seg->pkt) {
+		if (seg->pkt || seg->ipi) {
 			json_writer__kv_int(w, "from_host", seg->from_host + 1);
 			if (seg->from_tid)
 				json_writer__kv_int(w, "from_tid", seg->from_tid);

@@ -16,9 +16,9 @@ static const char usage_text[] =
 	"usage: srvscope record [-p PID[,PID...] | -a | -- COMMAND ARGS...] [options]\n"
 	"\n"
 	"Records scheduler switches, wake-ups (with what woke the thread: a hard irq, a softirq,\n"
-	"a timer or a task), blocking syscalls and stacks into a trace file. With -- COMMAND,\n"
-	"exits with the command's status when its exit ends the recording (1 when it cannot\n"
-	"be run: no trace is left).\n"
+	"a timer, an IPI or a task), blocking syscalls and stacks into a trace file. With\n"
+	"-- COMMAND, exits with the command's status when its exit ends the recording (1 when\n"
+	"it cannot be run: no trace is left).\n"
 	"\n"
 	"  -p, --pid PID[,PID]    processes to record, with their whole trees: the children\n"
 	"                         they have (of any depth) and those they fork\n"
@@ -63,7 +63,11 @@ static const char usage_text[] =
 	"                         network namespace's devices (addresses, ports, seq, ack,\n"
 	"                         flags), for 'srvscope critical' across hosts; =all: the\n"
 	"                         loopback device's too (left out by default: they never\n"
-	"                         cross hosts, and cost as much as scheduler events)\n"
+	"                         cross hosts, and cost as much as scheduler events).\n"
+	"                         Implies --ipi\n"
+	"      --ipi              also record the inter-processor interrupts sent (by whom,\n"
+	"                         to which CPUs), so that 'srvscope critical' follows a\n"
+	"                         wake-up from an IPI back to the thread that sent it\n"
 	"      --progress, --no-progress\n"
 	"                         the live status line (default: when stderr is a terminal)\n"
 	"      --cost             at the end, print what the recording cost per second: each\n"
@@ -181,6 +185,7 @@ int cmd_record(int argc, char **argv)
 		OPT_CLOCK_SKEW,
 		OPT_COST,
 		OPT_NO_WAKER_STACKS,
+		OPT_IPI,
 	};
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
@@ -202,6 +207,7 @@ int cmd_record(int argc, char **argv)
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{"net", optional_argument, NULL, OPT_NET},
+		{"ipi", no_argument, NULL, OPT_IPI},
 		{"cost", no_argument, NULL, OPT_COST},
 		{"no-waker-stacks", no_argument, NULL, OPT_NO_WAKER_STACKS},
 		{"clock-skew", required_argument, NULL, OPT_CLOCK_SKEW}, /* tests only */
@@ -303,6 +309,10 @@ int cmd_record(int argc, char **argv)
 						   optarg);
 			o.net = true;
 			o.net_loopback = optarg != NULL;
+			o.ipi = true;
+			break;
+		case OPT_IPI:
+			o.ipi = true;
 			break;
 		case OPT_CLOCK_SKEW:
 			if (parse_skew(optarg, &o))

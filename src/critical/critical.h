@@ -36,7 +36,7 @@ enum crit_wake {
 	CRIT_WAKE_DEVICE,  /* an irq or softirq, by its vector */
 	CRIT_WAKE_TASK,	   /* another thread of the same host */
 	CRIT_WAKE_NETWORK, /* a packet from another thread, maybe of another host */
-	CRIT_WAKE_IPI,
+	CRIT_WAKE_IPI,	   /* an IPI's handler (irq_work, a call-function IPI) */
 	CRIT_WAKE_UNKNOWN,
 };
 
@@ -56,6 +56,18 @@ struct crit_pkt {
 	bool tx;
 	uint32_t peer; /* index of the matched packet in the peer host's list + 1, 0: none */
 	uint16_t peer_host;
+};
+
+/* An IPI sent on one host (record --ipi): the graph's edge from the sending CPU to the
+ * handler, on the target, that woke a thread. */
+struct crit_ipi {
+	uint64_t ts;	   /* local clock */
+	uint64_t cpus[2];  /* the target CPUs below 128, a bit each */
+	uint32_t tid, pid; /* the task running on the sending CPU */
+	uint32_t detail;   /* the sender's context's detail (irq, vector) */
+	uint16_t cpu;	   /* the sending CPU */
+	uint8_t ctx;	   /* the sender's context: enum wake_kind (WAKE_TASK: the task sent it) */
+	bool call;	   /* a call-function IPI (it has a callback), else a reschedule */
 };
 
 /* The map from a host's clock to the reference host's: ref = local + offset + drift *
@@ -118,9 +130,12 @@ struct crit_state {
 
 /* What ended a blocked state: the vertical edge into it. */
 struct crit_wait {
-	uint64_t wake_ns;	    /* 0: no wake-up seen */
-	uint64_t func;		    /* timer callback */
-	uint32_t waker_tid, detail; /* detail: irq number, softirq vector */
+	uint64_t wake_ns; /* 0: no wake-up seen */
+	union {
+		uint64_t func;	/* timer callback */
+		uint64_t since; /* WAKE_IPI: when the vector's handler was entered */
+	};
+	uint32_t waker_tid, detail; /* detail: irq number, softirq vector, ipi vector */
 	int16_t cpu;		    /* of the wake-up, -1 when unknown */
 	uint8_t kind;		    /* enum wake_kind, or 255: none seen */
 	bool from_start;	    /* already blocked when the recording started */
@@ -146,6 +161,8 @@ struct crit_host {
 	size_t nr_waits, cap_waits;
 	struct crit_pkt *pkts; /* by time */
 	size_t nr_pkts;
+	struct crit_ipi *ipis; /* by time */
+	size_t nr_ipis;
 	struct crit_clock clock; /* to the reference host's */
 	enum crit_sync_quality sync;
 	double accuracy_ns;
@@ -169,6 +186,13 @@ int64_t crit_graph__to_ref(const struct crit_graph *g, size_t host, uint64_t loc
 uint64_t crit_graph__to_local(const struct crit_graph *g, size_t host, int64_t ref);
 /* The thread's states on host, NULL when it has none. */
 const struct crit_thread *crit_graph__thread(const struct crit_graph *g, size_t host, uint32_t tid);
+/* In an array of n elements of size bytes in time order, each starting with its uint64_t
+ * time (crit_pkt, crit_ipi), the index of the first one later than ts; n when none. */
+size_t crit__after(const void *base, size_t n, size_t size, uint64_t ts);
+/* The IPI sent that raised the handler whose wake-up ended w (a WAKE_IPI wait of host):
+ * the latest send of its kind to the wake-up's CPU before the handler began; its index in
+ * the host's ipis, -1 when none was recorded (irq_work is raised by the CPU itself). */
+long crit_graph__ipi_send(const struct crit_graph *g, size_t host, const struct crit_wait *w);
 /* Whether tid has any state recorded on host; its first and last times (reference). */
 bool crit_graph__thread_span(const struct crit_graph *g, size_t host, uint32_t tid, int64_t *first,
 			     int64_t *last);
@@ -180,15 +204,17 @@ struct crit_segment {
 	uint16_t host;
 	uint8_t edge;	    /* enum crit_edge */
 	uint8_t wake;	    /* enum crit_wake: what ended the wait, for the waiting edges */
-	uint16_t from_host; /* NETWORK: the sender's host */
-	uint32_t from_tid;  /* NETWORK: the sending thread, 0 when a softirq sent it */
+	uint16_t from_host; /* NETWORK, IPI: the sender's host */
+	uint32_t from_tid;  /* NETWORK, IPI: the sending thread, 0 when an interrupt sent it */
 	uint32_t wait;	    /* the host's wait it stands for, UINT32_MAX: none */
 	uint32_t pkt;	    /* NETWORK: the received packet (index + 1), 0: none */
 	uint16_t pkt_host;  /* ... in the packets of this host */
+	uint32_t ipi;	    /* IPI: the send found for it (index + 1 in the host's), 0: none */
 };
 
 /* What a segment waited for, for the user: "hrtimer", "NET_RX", "irq 36 virtio1-req.0",
- * "10.0.0.1:80 -> 10.0.0.2:5000", "" for the others. Returns buf. */
+ * "10.0.0.1:80 -> 10.0.0.2:5000", "irq_work", "call_function_single from web 4242", "" for
+ * the others. Returns buf. */
 const char *crit_segment__what(const struct crit_graph *g, const struct crit_segment *s, char *buf,
 			       size_t size);
 
@@ -196,7 +222,7 @@ struct crit_path {
 	struct crit_segment *segs; /* in time order, contiguous from start to end */
 	size_t nr, cap;
 	int64_t start_ns, end_ns;
-	uint32_t hops; /* wake-ups and packets crossed */
+	uint32_t hops; /* wake-ups, packets and IPIs crossed */
 };
 
 /* The critical path of thread tid of host in [from, to] (reference clock): each of its

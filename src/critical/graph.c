@@ -4,6 +4,7 @@
  * clocks are put on host 0's over a spanning tree of the pairs that exchanged packets. */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,8 @@ static void on_waking(struct crit_host *h, struct crit_thread *th, const struct 
 	w->detail = e->wk.detail;
 	if (w->kind == WAKE_TASK || w->kind == WAKE_HARDIRQ)
 		memcpy(w->name, e->wk.u.comm, sizeof(w->name));
+	else if (w->kind == WAKE_IPI)
+		w->since = e->wk.u.since;
 	else if (w->kind != WAKE_SOFTIRQ)
 		w->func = e->wk.u.func;
 	push_state(h, th, e->h.ts, CRIT_S_WOKEN);
@@ -208,15 +211,37 @@ const struct crit_thread *crit_graph__thread(const struct crit_graph *g, size_t 
 	return &h->threads[v];
 }
 
-static void host_packets(struct crit_host *h)
+static void add_ipi(struct crit_host *h, const struct rec *e, size_t *cap)
+{
+	struct crit_ipi *s;
+
+	xgrow((void **)&h->ipis, cap, h->nr_ipis + 1, sizeof(*h->ipis));
+	s = &h->ipis[h->nr_ipis++];
+	s->ts = e->h.ts;
+	s->cpus[0] = e->ipi.cpus[0];
+	s->cpus[1] = e->ipi.cpus[1];
+	s->tid = e->h.tid;
+	s->pid = e->h.pid;
+	s->cpu = e->h.cpu;
+	s->ctx = e->h.aux & 0xff;
+	s->detail = e->h.aux >> 8;
+	s->call = e->ipi.callback != 0;
+}
+
+/* The packets and the IPIs sent, in one pass over the events. */
+static void host_sends(struct crit_host *h)
 {
 	const struct trace *t = h->t;
-	size_t i, cap = 0;
+	size_t i, cap = 0, cap_ipis = 0;
 
 	for (i = 0; i < t->nr_ev; i++) {
 		const struct rec *e = t->ev[i];
 		struct crit_pkt *p;
 
+		if (e->h.type == REC_IPI_SEND) {
+			add_ipi(h, e, &cap_ipis);
+			continue;
+		}
 		if (e->h.type != REC_NET_TX && e->h.type != REC_NET_RX)
 			continue;
 		xgrow((void **)&h->pkts, &cap, h->nr_pkts + 1, sizeof(*h->pkts));
@@ -490,7 +515,7 @@ int crit_graph__build(struct crit_graph *g, struct trace **traces, size_t n, cha
 		}
 		h->clock.x0 = t->first_ns;
 		host_states(h);
-		host_packets(h);
+		host_sends(h);
 	}
 	match_packets(g);
 	if (n > 1) {
@@ -521,9 +546,58 @@ void crit_graph__free(struct crit_graph *g)
 		u64map__free(&h->tidx);
 		free(h->waits);
 		free(h->pkts);
+		free(h->ipis);
 	}
 	free(g->hosts);
 	memset(g, 0, sizeof(*g));
+}
+
+_Static_assert(offsetof(struct crit_pkt, ts) == 0 && offsetof(struct crit_ipi, ts) == 0,
+	       "crit__after reads the time first");
+
+size_t crit__after(const void *base, size_t n, size_t size, uint64_t ts)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		uint64_t t;
+
+		memcpy(&t, (const char *)base + mid * size, sizeof(t));
+		if (t <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* An IPI reaches its target in microseconds (tens in a VM); a send older than this before
+ * the handler's entry is not the one that raised it. */
+#define IPI_MAX_DELAY_NS 10000000
+
+long crit_graph__ipi_send(const struct crit_graph *g, size_t host, const struct crit_wait *w)
+{
+	const struct crit_host *h = &g->hosts[host];
+	uint64_t at = w->since ? w->since : w->wake_ns;
+	long i;
+
+	/* irq_work is raised on the CPU itself (no ipi_send event); a platform IPI comes from
+	 * outside. A call-function vector runs the queue a send with a callback raised, the
+	 * reschedule vector a send without. */
+	if (w->kind != WAKE_IPI || w->cpu < 0 || w->cpu >= 128 ||
+	    (w->detail != IPI_CALL_FUNCTION && w->detail != IPI_CALL_FUNCTION_SINGLE &&
+	     w->detail != IPI_RESCHEDULE))
+		return -1;
+	for (i = (long)crit__after(h->ipis, h->nr_ipis, sizeof(*h->ipis), at) - 1;
+	     i >= 0 && at - h->ipis[i].ts <= IPI_MAX_DELAY_NS; i--) {
+		const struct crit_ipi *s = &h->ipis[i];
+
+		if ((s->cpus[w->cpu / 64] >> (w->cpu % 64) & 1) &&
+		    s->call == (w->detail != IPI_RESCHEDULE))
+			return i;
+	}
+	return -1;
 }
 
 bool crit_graph__thread_span(const struct crit_graph *g, size_t host, uint32_t tid, int64_t *first,

@@ -139,6 +139,9 @@ static enum crit_edge wait_edge(const struct crit_wait *w, enum crit_wake *wake)
 	case WAKE_TASK:
 		*wake = CRIT_WAKE_TASK;
 		return CRIT_BLOCKED;
+	case WAKE_IPI:
+		*wake = CRIT_WAKE_IPI;
+		return CRIT_IPI;
 	default:
 		*wake = CRIT_WAKE_UNKNOWN;
 		return w->from_start ? CRIT_UNKNOWN : CRIT_BLOCKED;
@@ -150,17 +153,9 @@ static enum crit_edge wait_edge(const struct crit_wait *w, enum crit_wake *wake)
  * With ctx, only packets of that softirq run. */
 static long rx_before(const struct crit_host *h, int cpu, uint64_t ts, uint64_t ctx, long before)
 {
-	size_t lo = 0, hi = h->nr_pkts;
+	size_t lo = crit__after(h->pkts, h->nr_pkts, sizeof(*h->pkts), ts);
 	long i;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (h->pkts[mid].ts <= ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if ((long)lo > before)
 		lo = before;
 	for (i = (long)lo - 1; i >= 0 && ts - h->pkts[i].ts < 2000000; i--) {
@@ -287,6 +282,40 @@ static void network_wait(struct walker *w, size_t host, uint32_t tid, uint32_t p
 	emit(w, host, tid, pid, e, wake, from, end, wait, 0);
 }
 
+/* A wait of tid, [start, cursor], ended by an IPI's handler. When the IPI was sent by a
+ * recorded thread (in its own context, not an interrupt's), the time from the send to the
+ * wake-up is IPI, and the sender's path explains the wait before the send, as a waker's
+ * does (true: the walk goes on from the stack); otherwise the whole wait is IPI, naming
+ * the sender when the send was recorded. */
+static bool ipi_wait(struct walker *w, const struct work *wk, uint32_t pid, uint32_t wait,
+		     int64_t start, int64_t cursor)
+{
+	const struct crit_graph *g = w->g;
+	long k = crit_graph__ipi_send(g, wk->host, &g->hosts[wk->host].waits[wait]);
+	const struct crit_ipi *s = k >= 0 ? &g->hosts[wk->host].ipis[k] : NULL;
+	bool follow = s && s->ctx == WAKE_TASK && s->tid && s->tid != wk->tid &&
+		      crit_graph__thread(g, wk->host, s->tid);
+	struct crit_segment *seg;
+	int64_t sent = start;
+
+	if (follow) {
+		sent = crit_graph__to_ref(g, wk->host, s->ts);
+		sent = sent < start ? start : sent > cursor ? cursor : sent;
+	}
+	seg = emit(w, wk->host, wk->tid, pid, CRIT_IPI, CRIT_WAKE_IPI, sent, cursor, wait, 0);
+	if (seg && s) {
+		seg->from_host = wk->host;
+		seg->from_tid = s->ctx == WAKE_TASK ? s->tid : 0;
+		seg->ipi = k + 1;
+	}
+	if (follow) {
+		push(w, wk->host, wk->tid, wk->from, start);
+		push(w, wk->host, s->tid, start, sent);
+		w->p->hops++;
+	}
+	return follow;
+}
+
 static void walk(struct walker *w, const struct work *wk)
 {
 	const struct crit_graph *g = w->g;
@@ -342,6 +371,11 @@ static void walk(struct walker *w, const struct work *wk)
 				push(w, wk->host, wt->waker_tid, start, cursor);
 				w->p->hops++;
 				return;
+			}
+			if (wt->kind == WAKE_IPI) {
+				if (ipi_wait(w, wk, pid, s->wait, start, cursor))
+					return;
+				break;
 			}
 			e = wait_edge(wt, &wake);
 			if (e == CRIT_NETWORK && host->nr_pkts) {
@@ -427,6 +461,37 @@ void crit_path__free(struct crit_path *p)
 	memset(p, 0, sizeof(*p));
 }
 
+/* "irq_work"; with the send found, "call_function_single from web 4242" (a thread; "(not
+ * recorded)" when it is not in the trace), "... from idle on cpu 0" (the idle task: the
+ * idle loop's own work, such as a tick), or "... from softirq NET_RX on cpu 1". */
+static void ipi_what(const struct crit_graph *g, const struct crit_segment *s,
+		     const struct crit_wait *w, char *buf, size_t size)
+{
+	const char *vector = blocking__ipi_name(w->detail);
+	const struct crit_ipi *i;
+	const struct trace_thread *th;
+
+	if (!s->ipi) {
+		snprintf(buf, size, "%s", vector);
+		return;
+	}
+	i = &g->hosts[s->host].ipis[s->ipi - 1];
+	if (i->ctx == WAKE_TASK && !i->tid) {
+		snprintf(buf, size, "%s from idle on cpu %u", vector, i->cpu);
+		return;
+	}
+	if (i->ctx == WAKE_TASK) {
+		th = trace__thread(g->hosts[s->host].t, i->tid);
+		snprintf(buf, size, "%s from %.40s %u%s", vector,
+			 th && th->comm[0] ? th->comm : "?", i->tid,
+			 crit_graph__thread(g, s->host, i->tid) ? "" : " (not recorded)");
+		return;
+	}
+	snprintf(buf, size, "%s from %s%s%s on cpu %u", vector, blocking__kind_name(i->ctx),
+		 i->ctx == WAKE_SOFTIRQ ? " " : "",
+		 i->ctx == WAKE_SOFTIRQ ? blocking__softirq_name(i->detail) : "", i->cpu);
+}
+
 const char *crit_segment__what(const struct crit_graph *g, const struct crit_segment *s, char *buf,
 			       size_t size)
 {
@@ -457,6 +522,9 @@ const char *crit_segment__what(const struct crit_graph *g, const struct crit_seg
 		break;
 	case WAKE_TASK:
 		snprintf(buf, size, "%.40s %u (not recorded)", name, w->waker_tid);
+		break;
+	case WAKE_IPI:
+		ipi_what(g, s, w, buf, size);
 		break;
 	default:
 		if (!w->from_start)

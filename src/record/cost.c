@@ -91,7 +91,7 @@ void record_cost__report(struct record_cost *c, int cache_fd, int nr_cpus)
 	else
 		fprintf(stderr,
 			"srvscope: cost per second of recording (%.1f s):\n"
-			"  %-20s %12s %9s %10s\n",
+			"  %-26s %12s %9s %10s\n",
 			secs, "BPF program", "runs/s", "ns/run", "CPU ms/s");
 	for (i = 0; i < c->nr && c->stats_fd >= 0; i++) {
 		uint64_t cnt, ns;
@@ -101,13 +101,13 @@ void record_cost__report(struct record_cost *c, int cache_fd, int nr_cpus)
 		cnt -= c->p[i].cnt;
 		ns -= c->p[i].ns;
 		total += ns;
-		fprintf(stderr, "  %-20s %12.0f %9.0f %10.2f\n", c->p[i].name, cnt / secs,
+		fprintf(stderr, "  %-26s %12.0f %9.0f %10.2f\n", c->p[i].name, cnt / secs,
 			(double)ns / cnt, ns / 1e6 / secs);
 	}
 	if (c->stats_fd >= 0)
-		fprintf(stderr, "  %-20s %12s %9s %10.2f\n", "all BPF programs", "", "",
+		fprintf(stderr, "  %-26s %12s %9s %10.2f\n", "all BPF programs", "", "",
 			total / 1e6 / secs);
-	fprintf(stderr, "  %-20s %12s %9s %10.2f (user %.2f, system %.2f)\n", "recorder process",
+	fprintf(stderr, "  %-26s %12s %9s %10.2f (user %.2f, system %.2f)\n", "recorder process",
 		"", "",
 		(tv_ms(&c->start_ru.ru_utime, &ru.ru_utime) +
 		 tv_ms(&c->start_ru.ru_stime, &ru.ru_stime)) /

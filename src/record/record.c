@@ -25,6 +25,7 @@
 #include "proc/maps.h"
 #include "proc/task.h"
 #include "record/cost.h"
+#include "record/ipi.h"
 #include "record/percpu.h"
 #include "record/procinfo.h"
 #include "record/procs.h"
@@ -106,6 +107,7 @@ struct recorder {
 	struct bpf_link **perf_links;
 	struct ksyms *ksyms; /* loaded when a thread is found in restart_syscall at the start */
 	struct syssample syssample; /* --syscalls with a budget: windows of full recording */
+	struct record_ipi ipi;	    /* the system vectors tracked, IPI sends recorded */
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -270,6 +272,8 @@ static const struct rec *skew_event(const struct recorder *r, const struct rec *
 	copy->h.ts = skewed(r, e->h.ts);
 	if (e->h.type == REC_SYSCALL || e->h.type == REC_SYSCALL_FD)
 		copy->sc.enter_ts = skewed(r, e->sc.enter_ts);
+	if (e->h.type == REC_WAKING && (e->h.aux & 0xff) == WAKE_IPI)
+		copy->wk.u.since = skewed(r, e->wk.u.since);
 	return copy;
 }
 
@@ -429,6 +433,8 @@ static int write_info(struct recorder *r)
 			      o->ustack_dump_bytes ? "dwarf" : "fp", o->ustack_dump_bytes);
 	if (n < sizeof(buf))
 		n += host_identity(buf + n, sizeof(buf) - n, o->net);
+	if (n < sizeof(buf))
+		n += record_ipi__info(&r->ipi, buf + n, sizeof(buf) - n);
 	/* The on-CPU period, for reports that give samples a duration (pprof's cpu/ns). */
 	if (o->on_cpu_hz && n < sizeof(buf))
 		n += snprintf(buf + n, sizeof(buf) - n, "on_cpu_hz=%u\n", o->on_cpu_hz);
@@ -1015,6 +1021,7 @@ static int load(struct recorder *r)
 		bpf_program__set_autoload(r->skel->progs.net_tx, false);
 		bpf_program__set_autoload(r->skel->progs.net_rx, false);
 	}
+	record_ipi__select(r->skel, o->ipi, r->nr_cpus, &r->ipi);
 	/* Every syscall of every process would pay for these two: only when asked for. */
 	if (!o->syscalls) {
 		bpf_program__set_autoload(r->skel->progs.sys_enter, false);

@@ -43,6 +43,7 @@ struct record_opts {
 	const char *cmdline;	 /* what was run, saved in the file */
 	bool net;		 /* --net: TCP segments of this network namespace's devices */
 	bool net_loopback;	 /* --net=all: the loopback device's too */
+	bool ipi;		 /* --ipi (implied by --net): the IPIs sent, REC_IPI_SEND */
 	int64_t skew_ns;	 /* --clock-skew (tests): timestamps shifted by this... */
 	double skew_ppm;	 /* ...and stretched by this from the start */
 	/* srvscope serve: no file (output unused), everything handed to this sink. */

@@ -26,7 +26,7 @@
 
 enum { TB_RUN, TB_WAIT, TB_BLOCK, TB_KINDS };
 
-#define WAKE_SLOTS 6 /* enum wake_kind, then WAKE_UNKNOWN */
+#define WAKE_SLOTS 7 /* enum wake_kind, then WAKE_UNKNOWN */
 
 struct row {
 	uint32_t tid, pid;
@@ -76,9 +76,17 @@ static struct row *row_of(struct data *d, uint32_t tid, uint32_t pid)
 	return &d->rows[*slot];
 }
 
+/* Both timer kinds are named "timer": one slot, or wakeups_ns would have the key twice. */
 static unsigned int wake_slot(uint8_t kind)
 {
+	if (kind == WAKE_HRTIMER)
+		kind = WAKE_TIMER;
 	return kind < WAKE_SLOTS - 1 ? kind : WAKE_SLOTS - 1;
+}
+
+static const char *slot_name(unsigned int slot)
+{
+	return blocking__kind_name(slot < WAKE_SLOTS - 1 ? slot : WAKE_UNKNOWN);
 }
 
 static void row_add_episode(struct row *r, const struct block_episode *ep)
@@ -242,9 +250,7 @@ static void row_json(struct data *d, struct row *r)
 	json_writer__begin_object(w, true);
 	for (i = 0; i < WAKE_SLOTS; i++)
 		if (r->wake_ns[i])
-			json_writer__kv_uint(
-				w, blocking__kind_name(i < WAKE_SLOTS - 1 ? i : WAKE_UNKNOWN),
-				r->wake_ns[i]);
+			json_writer__kv_uint(w, slot_name(i), r->wake_ns[i]);
 	json_writer__end_object(w);
 	if (s)
 		hist_json(w, s->hist);
@@ -340,7 +346,7 @@ static void totals_json(struct data *d)
 {
 	const struct block_report *br = &d->blocks;
 	struct json_writer *w = d->w;
-	uint64_t count[256] = {0}, sum[256] = {0}, hist[SCHED_HIST_BUCKETS] = {0};
+	uint64_t count[WAKE_SLOTS] = {0}, sum[WAKE_SLOTS] = {0}, hist[SCHED_HIST_BUCKETS] = {0};
 	struct block_group *g;
 	size_t i, ng;
 	unsigned int b;
@@ -349,16 +355,16 @@ static void totals_json(struct data *d)
 	groups_json(w, "syscalls", g, ng);
 	free(g);
 	for (i = 0; i < br->nr; i++) {
-		count[br->eps[i].wake_kind]++;
-		sum[br->eps[i].wake_kind] += br->eps[i].end_ns - br->eps[i].start_ns;
+		count[wake_slot(br->eps[i].wake_kind)]++;
+		sum[wake_slot(br->eps[i].wake_kind)] += br->eps[i].end_ns - br->eps[i].start_ns;
 	}
 	json_writer__key(w, "wakeups");
 	json_writer__begin_array(w, false);
-	for (i = 0; i < 256; i++) {
+	for (i = 0; i < WAKE_SLOTS; i++) {
 		if (!count[i])
 			continue;
 		json_writer__begin_object(w, true);
-		json_writer__kv_string(w, "kind", blocking__kind_name(i));
+		json_writer__kv_string(w, "kind", slot_name(i));
 		json_writer__kv_uint(w, "count", count[i]);
 		json_writer__kv_uint(w, "sum_ns", sum[i]);
 		json_writer__end_object(w);

@@ -21,9 +21,9 @@ static const double delay_bounds[] = {0.00001, 0.00005, 0.0001, 0.00025, 0.0005,
 #define NR_BUCKETS (ARRAY_SIZE(delay_bounds) + 1)
 
 enum series_kind { SERIES_SYSCALL, SERIES_WAKE, SERIES_DELAY, SERIES_COMPONENT };
-#define WAKE_UNKNOWN 5 /* blocked until switched in, no waking seen */
-static const char *const wake_names[] = {"task",    "hardirq", "softirq",
-					 "hrtimer", "timer",   "unknown"};
+#define WAKE_UNKNOWN 6 /* blocked until switched in, no waking seen */
+static const char *const wake_names[] = {"task",  "hardirq", "softirq", "hrtimer",
+					 "timer", "ipi",     "unknown"};
 
 struct series_key {
 	char process[16], thread[16];

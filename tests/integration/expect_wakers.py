@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks that every episode's wake kind agrees with its waker's kernel stack, in
 'blocking --stacks --format=json' output: a softirq kind has a softirq in the stack, a
-timer kind its callback, a task kind neither a softirq nor an interrupt; over the whole
+timer kind its callback, an ipi kind its vector's handler (sysvec_irq_work for irq_work), a
+task kind neither a softirq nor an interrupt nor a system vector; over the whole
 trace and over its last second (which must have at least MIN_LAST woken episodes).
 Usage: expect_wakers.py BLOCKING_JSON SPAN_NS MIN_LAST"""
 import json
@@ -13,6 +14,12 @@ SOFTIRQ = re.compile(r"^(__do_softirq|handle_softirqs|do_softirq|run_ksoftirqd|n
 IRQ = re.compile(r"^(asm_common_interrupt|common_interrupt|handle_irq_event.*|"
                  r"__handle_irq_event_percpu|hrtimer_interrupt|__hrtimer_run_queues|"
                  r"__run_timers|call_timer_fn)$")
+# x86's system vectors (IPIs, irq_work): interrupts without an irq_handler_entry.
+IPI = re.compile(r"^(asm_|__)?sysvec_(irq_work|call_function|call_function_single|"
+                 r"reschedule_ipi|x86_platform_ipi)$")
+IPI_HANDLER = {"irq_work": "sysvec_irq_work", "call_function": "sysvec_call_function",
+               "call_function_single": "sysvec_call_function_single",
+               "reschedule": "sysvec_reschedule_ipi", "x86_platform_ipi": "sysvec_x86_platform_ipi"}
 
 
 def agrees(kind, detail, frames):
@@ -21,7 +28,9 @@ def agrees(kind, detail, frames):
     if kind == "timer":
         return detail in frames
     if kind == "task":
-        return not any(SOFTIRQ.match(f) or IRQ.match(f) for f in frames)
+        return not any(SOFTIRQ.match(f) or IRQ.match(f) or IPI.match(f) for f in frames)
+    if kind == "ipi":
+        return IPI_HANDLER.get(detail, "?") in frames
     if kind == "hardirq":
         return any(IRQ.match(f) for f in frames)
     return True

@@ -3,6 +3,7 @@
 #ifndef SRVSCOPE_TESTS_REC_BUILD_H
 #define SRVSCOPE_TESTS_REC_BUILD_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,36 @@ static inline void tb_waking_irq(struct tb *b, uint64_t ts, uint32_t tid, uint32
 	else if (kind == WAKE_HARDIRQ)
 		strcpy(r.wk.u.irq, "eth0");
 	r.wk.kstack = kstack;
+	trace_writer__add_event(b->w, &r);
+}
+
+/* tid woken on cpu from an IPI handler (enum ipi_vector) entered at since. */
+static inline void tb_waking_ipi(struct tb *b, uint64_t ts, uint32_t tid, uint32_t pid,
+				 uint16_t cpu, uint32_t vector, uint64_t since)
+{
+	struct rec r;
+
+	tb_rec(b, ts, REC_WAKING, tid, pid, WAKE_IPI | (uint32_t)cpu << 16, &r);
+	r.h.cpu = cpu;
+	r.wk.detail = vector;
+	r.wk.u.since = since;
+	trace_writer__add_event(b->w, &r);
+}
+
+/* An IPI sent from cpu to target by tid, in context ctx (enum wake_kind | detail << 8); a
+ * call-function IPI when call (a callback), else a reschedule. */
+static inline void tb_ipi_send(struct tb *b, uint64_t ts, uint32_t tid, uint32_t pid, uint16_t cpu,
+			       uint32_t ctx, uint32_t target, bool call)
+{
+	struct rec r;
+
+	tb_rec(b, ts, REC_IPI_SEND, tid, pid, ctx, &r);
+	r.h.cpu = cpu;
+	r.ipi.callsite = 0xffffffff81001000ull;
+	r.ipi.callback = call ? 0xffffffff81002000ull : 0;
+	r.ipi.cpus[target / 64] = 1ull << (target % 64);
+	r.ipi.target = target;
+	r.ipi.nr_targets = 1;
 	trace_writer__add_event(b->w, &r);
 }
 

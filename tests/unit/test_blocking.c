@@ -79,6 +79,41 @@ static void episodes(void)
 	trace__close(t);
 }
 
+/* A thread woken from an irq_work (perf's overflow wake-up, a BPF ring buffer's): kind ipi,
+ * the vector its detail; not the task the interrupt found running. */
+static void ipi_wakeup(void)
+{
+	char buf[64];
+	struct block_report r;
+	struct trace *t;
+	struct tb b;
+
+	tb_open(&b);
+	trace_writer__add_name(b.w, 20, 20, "poller");
+	tb_switch(&b, 2000, 20, 20, 1, 0, 0, 7, 3, 0, 0); /* poll */
+	tb_waking_ipi(&b, 2500, 20, 20, 1, IPI_IRQ_WORK, 2490);
+	tb_switch(&b, 2600, 0, 0, 0, 20, 20, -1, -1, 0, 0);
+	tb_switch(&b, 3000, 20, 20, 1, 0, 0, 7, 3, 0, 0);
+	tb_waking_ipi(&b, 3500, 20, 20, 0, 17, 3490); /* a vector this reader does not know */
+	tb_switch(&b, 3600, 0, 0, 0, 20, 20, -1, -1, 0, 0);
+	t = tb_read(&b, 4000);
+	if (!ok(t != NULL, "ipi: trace read back"))
+		return;
+	blocking__analyze(t, NULL, &r);
+	ok(r.nr == 2 && r.eps[0].wake_kind == WAKE_IPI && r.eps[0].wake_detail == IPI_IRQ_WORK &&
+		   r.eps[0].wake_ns == 2500,
+	   "woken from irq_work: kind IPI, the vector its detail");
+	is_str(blocking__kind_name(r.eps[0].wake_kind), "ipi", "kind name ipi");
+	is_str(blocking__wake_detail(&r.eps[0], NULL, NULL, buf, sizeof(buf)), "irq_work",
+	       "detail irq_work");
+	is_str(blocking__wake_detail(&r.eps[1], NULL, NULL, buf, sizeof(buf)), "?",
+	       "an unknown vector: ?");
+	is_str(blocking__ipi_name(IPI_CALL_FUNCTION_SINGLE), "call_function_single",
+	       "vector names are the tracepoints' stems");
+	block_report__free(&r);
+	trace__close(t);
+}
+
 static void filters(void)
 {
 	struct trace *t = sample();
@@ -195,6 +230,7 @@ static void hostile_waker(void)
 int main(void)
 {
 	episodes();
+	ipi_wakeup();
 	early_waking();
 	hostile_waker();
 	filters();

@@ -77,6 +77,98 @@ static void path_test(void)
 	trace__close(t);
 }
 
+/* Waits of W ended by IPI handlers on CPU 1: a call-function IPI sent by thread S is
+ * followed to S (IPI from the send, S's path before it); an irq_work (raised by the CPU
+ * itself, never sent) is an IPI edge, not a nearby send's; sends to another CPU, of the
+ * other kind (a reschedule) or too long before are not the IPI's; one sent from a softirq
+ * leaves the wait an IPI edge that names it. */
+static void ipi_test(void)
+{
+	enum { W = 40, S = 41, K = 42, P = 40, LATE = 20000000 };
+	static const char *const names[] = {"waiter", "sender", "other"}; /* W, S, K */
+	struct trace *t;
+	struct crit_graph g;
+	struct crit_path p;
+	char err[256] = "", what[96];
+	struct tb b;
+	uint32_t i;
+
+	tb_open(&b);
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		trace_writer__add_name(b.w, W + i, P, names[i]);
+	/* S runs on CPU 0 throughout, W on CPU 1 between its waits. */
+	tb_switch(&b, 50, 0, 0, 0, S, P, -1, -1, 0, 0);
+	tb_switch(&b, 60, 0, 0, 0, W, P, -1, -1, 0, 0);
+	/* 1: S sends at 500, the handler runs at 510 and wakes W at 520. */
+	tb_switch(&b, 100, W, P, 1, 0, 0, 202, -1, 0, 0);
+	tb_ipi_send(&b, 500, S, P, 0, WAKE_TASK, 1, true);
+	tb_waking_ipi(&b, 520, W, P, 1, IPI_CALL_FUNCTION_SINGLE, 510);
+	tb_switch(&b, 530, 0, 0, 0, W, P, -1, -1, 0, 0);
+	/* 2: irq_work at 900; a call-function send to CPU 1 at 890 is not its. */
+	tb_switch(&b, 600, W, P, 1, 0, 0, 7, 3, 0, 0);
+	tb_ipi_send(&b, 890, S, P, 0, WAKE_TASK, 1, true);
+	tb_waking_ipi(&b, 900, W, P, 1, IPI_IRQ_WORK, 895);
+	tb_switch(&b, 910, 0, 0, 0, W, P, -1, -1, 0, 0);
+	/* 3: the latest call-function send to CPU 1 came from a softirq (1100); later ones
+	 * went to CPU 0 or were reschedules. */
+	tb_switch(&b, 1000, W, P, 1, 0, 0, 202, -1, 0, 0);
+	tb_ipi_send(&b, 1100, K, P, 0, WAKE_SOFTIRQ | 3 << 8, 1, true);
+	tb_ipi_send(&b, 1200, S, P, 0, WAKE_TASK, 0, true);
+	tb_ipi_send(&b, 1250, S, P, 0, WAKE_TASK, 1, false);
+	tb_waking_ipi(&b, 1300, W, P, 1, IPI_CALL_FUNCTION_SINGLE, 1295);
+	tb_switch(&b, 1310, 0, 0, 0, W, P, -1, -1, 0, 0);
+	/* 4: the only send is 20 ms before the handler: not its. */
+	tb_switch(&b, 1400, W, P, 1, 0, 0, 202, -1, 0, 0);
+	tb_ipi_send(&b, 1500, S, P, 0, WAKE_TASK, 1, true);
+	tb_waking_ipi(&b, 1500 + LATE, W, P, 1, IPI_CALL_FUNCTION_SINGLE, 1490 + LATE);
+	tb_switch(&b, 1510 + LATE, 0, 0, 0, W, P, -1, -1, 0, 0);
+	t = tb_read(&b, 2000 + LATE);
+	if (!ok(t != NULL, "ipi: trace read back"))
+		return;
+	ok(!crit_graph__build(&g, &t, 1, err, sizeof(err)), "ipi: graph: %s", err);
+	is_int(g.hosts[0].nr_ipis, 6, "six IPIs sent");
+
+	ok(!crit_graph__path(&g, 0, W, 100, 530, &p), "path of W over its first wait");
+	ok(p.nr == 3 && p.segs[0].tid == S && p.segs[0].edge == CRIT_RUNNING &&
+		   p.segs[0].start_ns == 100 && p.segs[0].end_ns == 500 && p.segs[1].tid == W &&
+		   p.segs[1].edge == CRIT_IPI && p.segs[1].wake == CRIT_WAKE_IPI &&
+		   p.segs[1].start_ns == 500 && p.segs[1].end_ns == 520 &&
+		   p.segs[1].from_tid == S && p.segs[2].edge == CRIT_PREEMPTED,
+	   "the sender running until the send, then IPI from the send to the wake-up");
+	is_int(p.hops, 1, "one hop: the IPI");
+	if (p.nr > 1)
+		is_str(crit_segment__what(&g, &p.segs[1], what, sizeof(what)),
+		       "call_function_single from sender 41", "what: the vector and its sender");
+	crit_path__free(&p);
+
+	ok(!crit_graph__path(&g, 0, W, 600, 910, &p) && p.nr == 2 && p.segs[0].tid == W &&
+		   p.segs[0].edge == CRIT_IPI && p.segs[0].start_ns == 600 &&
+		   p.segs[0].end_ns == 900 && !p.segs[0].ipi && !p.hops,
+	   "irq_work: the whole wait an IPI edge, no sender");
+	if (p.nr)
+		is_str(crit_segment__what(&g, &p.segs[0], what, sizeof(what)), "irq_work",
+		       "what: irq_work");
+	crit_path__free(&p);
+
+	ok(!crit_graph__path(&g, 0, W, 1000, 1310, &p) && p.nr == 2 && p.segs[0].edge == CRIT_IPI &&
+		   p.segs[0].start_ns == 1000 && p.segs[0].end_ns == 1300 &&
+		   p.segs[0].from_tid == 0 && p.segs[0].ipi,
+	   "sent from a softirq: an IPI edge over the wait, no thread to follow");
+	if (p.nr)
+		is_str(crit_segment__what(&g, &p.segs[0], what, sizeof(what)),
+		       "call_function_single from softirq NET_RX on cpu 0",
+		       "what: the softirq that sent it (not the later sends to CPU 0, nor the "
+		       "reschedule)");
+	crit_path__free(&p);
+
+	ok(!crit_graph__path(&g, 0, W, 1400, 1510 + LATE, &p) && p.nr == 2 &&
+		   p.segs[0].edge == CRIT_IPI && p.segs[0].start_ns == 1400 && !p.segs[0].ipi,
+	   "a send 20 ms before the handler is not its");
+	crit_path__free(&p);
+	crit_graph__free(&g);
+	trace__close(t);
+}
+
 static void net(struct tb *b, uint64_t ts, bool tx, uint32_t tid, uint16_t cpu, uint64_t softirq,
 		uint32_t seq, uint16_t sport, uint16_t dport)
 {
@@ -225,6 +317,7 @@ static void sync_test(void)
 int main(void)
 {
 	path_test();
+	ipi_test();
 	longest_explained_test();
 	sync_test();
 	return done_testing();
