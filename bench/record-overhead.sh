@@ -3,12 +3,22 @@
 # (8 connections), throughput with no recorder, with 'srvscope record -p', 'perf trace -p'
 # and 'perf sched record'. The modes alternate round by round (drift hits them all alike);
 # medians, and ratios to the unrecorded throughput, are printed.
-# Usage (root): bench/record-overhead.sh [ROUNDS [GETS_PER_CONNECTION]]
+# Loads of 20000 gets per connection (about 2 s each on 2 vCPUs): 6000 (0.6 s) left the
+# unrecorded throughput itself moving by a fifth from round to round.
+# PIN=1: memcached and memcslap share the last CPU and the recorders run on CPU 0, so the
+# figure is what recording costs the server's CPU (BPF programs, the kernel's share of the
+# ring buffers), without the recorder process's own time and without the scheduler's
+# placement noise of a 2-CPU machine.
+# Usage (root): [PIN=1] bench/record-overhead.sh [ROUNDS [GETS_PER_CONNECTION]]
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 SRVSCOPE=${SRVSCOPE:-$TOP/build/srvscope}
 ROUNDS=${1:-5}
-GETS=${2:-6000}
+GETS=${2:-20000}
+SERVER_CPU="" RECORDER_CPU=""
+if [ -n "${PIN:-}" ]; then
+	SERVER_CPU="taskset -c $(($(nproc) - 1))" RECORDER_CPU="taskset -c 0"
+fi
 PORT=${PORT:-22199}
 . "$(dirname "$0")/memcached.sh"
 OUT=$(mktemp -d /tmp/srvscope-bench.XXXXXX)
@@ -26,11 +36,13 @@ bench_need record-overhead memcached memcslap perf
 [ "$(id -u)" = 0 ] || { echo "record-overhead: run as root (BPF, perf)" >&2; exit 1; }
 [ -x "$SRVSCOPE" ] || { echo "record-overhead: build srvscope first (make)" >&2; exit 1; }
 
+$SERVER_CPU true 2>/dev/null || { echo "record-overhead: PIN=1 needs taskset" >&2; exit 1; }
 start_memcached record-overhead 256
+[ -n "$SERVER_CPU" ] && taskset -a -p -c $(($(nproc) - 1)) "$MC" >/dev/null
 
 # One load run: prints gets per second.
 load() {
-	memcslap -s 127.0.0.1:"$PORT" -c 8 -e "$GETS" -t get 2>&1 |
+	$SERVER_CPU memcslap -s 127.0.0.1:"$PORT" -c 8 -e "$GETS" -t get 2>&1 |
 		awk '/Time to get/ { if ($(NF-1) > 0) printf "%.0f\n", $4 / $(NF-1) }'
 }
 
@@ -45,18 +57,18 @@ start_recorder() { # MODE
 	none) REC="" ;;
 	srvscope | srvscope-net) # srvscope-net: with the packets 'critical' needs; =all: on
 		# loopback too (memcslap talks to memcached over it; --net alone would record none)
-		"$SRVSCOPE" record -p "$MC" $([ "$1" = srvscope-net ] && echo --net=all) \
+		$RECORDER_CPU "$SRVSCOPE" record -p "$MC" $([ "$1" = srvscope-net ] && echo --net=all) \
 			--force -o "$OUT/srvscope.trace" --progress 2>"$OUT/srvscope.err" &
 		REC=$!
 		wait_for "$OUT/srvscope.err" "recording" || echo "# srvscope record did not start" >&2
 		;;
 	perf-trace)
-		perf trace -p "$MC" -o "$OUT/perf-trace.txt" 2>"$OUT/perf-trace.err" &
+		$RECORDER_CPU perf trace -p "$MC" -o "$OUT/perf-trace.txt" 2>"$OUT/perf-trace.err" &
 		REC=$!
 		sleep 1.5 # perf trace says nothing when it is ready
 		;;
 	perf-sched)
-		perf sched record -o "$OUT/perf-sched.data" 2>"$OUT/perf-sched.err" >/dev/null &
+		$RECORDER_CPU perf sched record -o "$OUT/perf-sched.data" 2>"$OUT/perf-sched.err" >/dev/null &
 		REC=$!
 		sleep 1.5
 		;;
@@ -80,7 +92,7 @@ MODES="none srvscope srvscope-net perf-trace perf-sched"
 memcslap -s 127.0.0.1:"$PORT" -c 8 -e "$GETS" -t set >/dev/null 2>&1
 load >/dev/null
 
-echo "# memcached -t 4, memcslap -c 8 -e $GETS -t get; $ROUNDS rounds; $(nproc) CPUs; $(uname -r)"
+echo "# memcached -t 4, memcslap -c 8 -e $GETS -t get; $ROUNDS rounds; $(nproc) CPUs; $(uname -r)${PIN:+; PIN=1: server and load on CPU $(($(nproc) - 1)), recorders on CPU 0}"
 for r in $(seq "$ROUNDS"); do
 	line="round $r:"
 	for m in $MODES; do
