@@ -61,7 +61,13 @@ void rec_procs__check_maps(struct rec_procs *ps, struct rec_proc *p, uint64_t no
 {
 	struct proc_maps *m;
 
-	if (force && now - p->forced_ns > FORCE_NS) {
+	static uint64_t force_ns;
+
+	if (!force_ns) /* tests: SRVSCOPE_MAPS_FORCE_MS, a longer wait between reads out of turn */
+		force_ns = getenv("SRVSCOPE_MAPS_FORCE_MS")
+				   ? strtoull(getenv("SRVSCOPE_MAPS_FORCE_MS"), NULL, 10) * 1000000ull
+				   : FORCE_NS;
+	if (force && now - p->forced_ns > force_ns) {
 		p->forced_ns = now;
 		p->next_check_ns = 0;
 	}

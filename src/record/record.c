@@ -160,32 +160,37 @@ static void write_stack(struct recorder *r, uint64_t id, uint32_t flags, const u
 		trace_writer__add_stack(r->w, id, flags, ips, nr);
 }
 
-/* A user stack dump: unwound now, while the process and its maps are there; its frames
- * are written as a stack, and the events that name the dump get that stack instead. */
-static void on_dump(struct recorder *r, const struct rec_ustack_dump *d, size_t size)
+/* Unwinds dump d of process p and, when that gives frames, writes them as a stack which
+ * the events naming the dump get instead. A frame in no known mapping means the process
+ * mapped something since its maps were read (an exec, a dlopen): they are read again (at
+ * most every 10 ms, unless retry) and the dump unwound again. Returns true when it is worth
+ * another try later: a frame was unknown and the maps could not be read now. */
+static bool unwind_dump(struct recorder *r, struct rec_proc *p, const struct rec_ustack_dump *d,
+			size_t size, uint64_t now, bool retry)
 {
-	uint64_t now = record_now(r), ips[REC_MAX_FRAMES], id;
-	struct rec_proc *p = rec_procs__seen(&r->procs, d->pid, now);
+	uint64_t ips[REC_MAX_FRAMES], id;
 	struct unwinder *u = rec_procs__unwinder(p);
 	struct rec_ustack_check check;
 	unsigned int nr;
-	bool unknown, cut;
+	bool unknown, cut, stale = false;
 
 	if (!u)
-		return;
+		return false;
 	nr = ustacks__unwind(&r->ustacks, u, d, size, ips, REC_MAX_FRAMES, &unknown, &cut);
-	/* A frame in no known mapping: the process mapped something (dlopen) since its maps
-	 * were read. Read them now (not more than once per 10 ms) and unwind again. */
 	if (unknown) {
 		struct proc_maps *before = p->maps;
 
+		if (retry)
+			p->forced_ns = 0; /* once per process and drain: rec_retry_dumps */
 		rec_procs__check_maps(&r->procs, p, now, true);
 		if (p->maps && p->maps != before)
 			nr = ustacks__unwind(&r->ustacks, u, d, size, ips, REC_MAX_FRAMES, &unknown,
 					     &cut);
+		else
+			stale = !p->dead && p->forced_ns != now;
 	}
 	if (!nr)
-		return;
+		return stale;
 	id = ustacks__stack_id(ips, nr, cut);
 	ustacks__map(&r->ustacks, d->id, id, now);
 	write_stack(r, id, TRACE_STACK_USER | (cut ? TRACE_STACK_TRUNCATED : 0), ips, nr);
@@ -193,6 +198,47 @@ static void on_dump(struct recorder *r, const struct rec_ustack_dump *d, size_t 
 	 * long as what this unwind read is unchanged. */
 	if (r->check_fd >= 0 && ustacks__check(&r->ustacks, d, &check))
 		bpf_map_update_elem(r->check_fd, &d->id, &check, BPF_ANY);
+	return stale;
+}
+
+/* A user stack dump: unwound now, while the process and its maps are there. When its
+ * maps are stale and could not be read again yet (threads of a program that has just
+ * exec'ed, blocking within 10 ms of the read that saw the old image: t47 under load lost
+ * every thread's stack so), a copy is unwound again once every ring is drained. */
+static void on_dump(struct recorder *r, const struct rec_ustack_dump *d, size_t size)
+{
+	uint64_t now = record_now(r);
+	struct rec_proc *p = rec_procs__seen(&r->procs, d->pid, now);
+
+	if (unwind_dump(r, p, d, size, now, false))
+		ustacks__pend(&r->ustacks, d, size);
+}
+
+/* rec_rings' drained hook: the dumps kept by on_dump unwound again, the maps of each of
+ * their processes read once (a few per drain at most: only a dump whose unwind met an
+ * unknown frame within 10 ms of a read is kept), before the events naming them are
+ * handed on. */
+static void retry_dumps(void *ctx)
+{
+	struct recorder *r = ctx;
+	struct ustack_pending *q;
+	size_t nr, i, j;
+	uint64_t now;
+
+	if (!r->ustacks.nr_pending)
+		return;
+	q = ustacks__take_pending(&r->ustacks, &nr);
+	now = now_ns();
+	for (i = 0; i < nr; i++) {
+		bool first = true;
+
+		for (j = 0; j < i; j++)
+			first = first && q[j].d->pid != q[i].d->pid;
+		unwind_dump(r, rec_procs__seen(&r->procs, q[i].d->pid, now), q[i].d, q[i].size,
+			    now, first);
+		free(q[i].d);
+	}
+	free(q);
 }
 
 /* The frames of a frame-pointer walk are checked too: where a function without frame
@@ -1101,6 +1147,7 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	for (i = 0; i < o->nr_pids; i++)
 		track_target(&r, o->pids[i]);
 	/* Before the start: putting the rings in place waits for grace periods. */
+	r.rings.drained = retry_dumps;
 	if ((err = rec_rings__open(&r.rings, r.skel->maps.rings, on_record, &r))) {
 		error("cannot set up the ring buffers: %s", strerror(-err));
 		goto out_destroy;

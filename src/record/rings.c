@@ -334,6 +334,8 @@ int rec_rings__poll(struct rec_rings *rr, int timeout_ms)
 	err = consume(rr);
 	if (err < 0)
 		return err;
+	if (rr->drained)
+		rr->drained(rr->ctx);
 	return merge(rr, now > SLACK_NS ? now - SLACK_NS : 0);
 }
 
@@ -346,6 +348,8 @@ int rec_rings__drain(struct rec_rings *rr)
 	do
 		err = ring_buffer__consume(rr->rb);
 	while (err == STOP_DRAIN);
+	if (rr->drained)
+		rr->drained(rr->ctx);
 	err2 = merge(rr, KEY_NONE);
 	return err < 0 ? err : err2;
 }

@@ -31,6 +31,9 @@ struct rec_rings {
 	int nr_heap;
 	rec_rings_fn fn;
 	void *ctx;
+	/* Optional: called with ctx once every ring is drained, before records are handed on
+	 * (what the stack records just drained left to do, before the events naming them). */
+	void (*drained)(void *ctx);
 	uint64_t until; /* a drain hands control back at this time (monotonic ns) */
 	unsigned since_clock;
 };

@@ -22,8 +22,38 @@ void ustacks__init(struct ustacks *us, uint64_t refresh_ns, unsigned int dump_by
 	us->reads.copy_limit = dump_bytes;
 }
 
+bool ustacks__pend(struct ustacks *us, const struct rec_ustack_dump *d, size_t size)
+{
+	struct ustack_pending *q;
+
+	if (us->nr_pending >= USTACKS_PENDING_MAX)
+		return false;
+	if (!us->pending)
+		us->pending = xcalloc(USTACKS_PENDING_MAX, sizeof(*us->pending));
+	q = &us->pending[us->nr_pending++];
+	q->d = xmalloc(size);
+	memcpy(q->d, d, size);
+	q->size = size;
+	return true;
+}
+
+struct ustack_pending *ustacks__take_pending(struct ustacks *us, size_t *nr)
+{
+	struct ustack_pending *q = us->pending;
+
+	*nr = us->nr_pending;
+	us->pending = NULL;
+	us->nr_pending = 0;
+	return q;
+}
+
 void ustacks__free(struct ustacks *us)
 {
+	size_t i;
+
+	for (i = 0; i < us->nr_pending; i++)
+		free(us->pending[i].d);
+	free(us->pending);
 	free(us->t);
 	u64map__free(&us->ids[0]);
 	u64map__free(&us->ids[1]);

@@ -26,7 +26,26 @@ struct ustacks {
 	uint64_t dumps, failed;
 	uint64_t checked, unchecked; /* unwinds a check could / could not be made for */
 	struct unwind_reads reads;   /* of the last unwind */
+	/* Copies to unwind again once every ring is drained (ustacks__pend). */
+	struct ustack_pending *pending;
+	size_t nr_pending;
 };
+
+/* A stack copy whose unwind met a frame in no known mapping while the process's maps
+ * could not be read again (a process that has just exec'ed or dlopen'ed): the copy, to be
+ * unwound once more after every ring is drained, before the events naming it are
+ * written (they wait 20 ms). */
+struct ustack_pending {
+	struct rec_ustack_dump *d;
+	size_t size;
+};
+#define USTACKS_PENDING_MAX 64
+
+/* Keeps a copy of d (size bytes) for ustacks__take_pending; false when USTACKS_PENDING_MAX
+ * copies wait already. */
+bool ustacks__pend(struct ustacks *us, const struct rec_ustack_dump *d, size_t size);
+/* The copies kept, handed over (the caller frees each d and the array); *nr: how many. */
+struct ustack_pending *ustacks__take_pending(struct ustacks *us, size_t *nr);
 
 /* dump_bytes: the most a dump holds (--call-graph=dwarf,SIZE). */
 void ustacks__init(struct ustacks *us, uint64_t refresh_ns, unsigned int dump_bytes);

@@ -111,4 +111,26 @@ for bad in dwarf,1 dwarf,128K dwarf,x lbr; do
 	rc=$?
 	like "$rc: $err" "^2: srvscope: invalid .*--call-graph.*$" "--call-graph=$bad: a one-line error, exit 2"
 done
+
+# A program that has just exec'ed, its threads blocking within 10 ms of the recorder's last
+# read of its maps (the old image's), on a loaded machine: the dumps are unwound again once
+# the maps are read, before their events are written. Each stack of a blocked thread has
+# user frames, in every one of 6 recordings beside two spinning processes (before, 7 in 20
+# such recordings left some threads without any user frame). SRVSCOPE_MAPS_FORCE_MS makes
+# the reads out of turn rarer (one a minute), so that the unwinds again are what helps.
+for _ in 1 2; do
+	timeout 30 sh -c 'while :; do :; done' &
+	_pids="$_pids $!"
+done
+bare=0
+for i in 1 2 3 4 5 6; do
+	SRVSCOPE_MAPS_FORCE_MS=60000 "$SRVSCOPE" record -d 1 --on-cpu=199 -o "$TMP/exec.trace" --force \
+		-- "$FIXTURES/stackfix-c-debuglink" \
+		>/dev/null 2>&1
+	# The child's read of srvscope's start pipe, before the exec, is not the fixture's code.
+	n=$("$SRVSCOPE" flame "$TMP/exec.trace" --kind=off | grep '^fix-' | grep -v 'anon_pipe_read' |
+		grep -vc 'start_thread;\|_start;')
+	[ "$n" = 0 ] || { bare=$((bare + 1)); diag "recording $i: $n stacks without user frames"; }
+done
+is "$bare" 0 "just after an exec, under load: every blocked thread's stacks have user frames"
 done_testing
