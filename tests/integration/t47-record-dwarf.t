@@ -118,10 +118,12 @@ done
 # user frames, in every one of 6 recordings beside two spinning processes (before, 7 in 20
 # such recordings left some threads without any user frame). SRVSCOPE_MAPS_FORCE_MS makes
 # the reads out of turn rarer (one a minute), so that the unwinds again are what helps.
+spin=""
 for _ in 1 2; do
-	timeout 30 sh -c 'while :; do :; done' &
-	_pids="$_pids $!"
+	bash -c 'while [ $SECONDS -lt 30 ]; do :; done' & # ends by itself, and is killed at exit
+	spin="$spin $!"
 done
+_pids="$_pids $spin"
 bare=0
 for i in 1 2 3 4 5 6; do
 	SRVSCOPE_MAPS_FORCE_MS=60000 "$SRVSCOPE" record -d 1 --on-cpu=199 -o "$TMP/exec.trace" --force \
@@ -133,4 +135,5 @@ for i in 1 2 3 4 5 6; do
 	[ "$n" = 0 ] || { bare=$((bare + 1)); diag "recording $i: $n stacks without user frames"; }
 done
 is "$bare" 0 "just after an exec, under load: every blocked thread's stacks have user frames"
+kill $spin 2>/dev/null
 done_testing
