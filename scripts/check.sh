@@ -7,4 +7,4 @@ BUILD=${BUILD:-build}
 export BUILD
 export SRVSCOPE="${SRVSCOPE:-$PWD/$BUILD/srvscope}"
 export FIXTURES="$PWD/$BUILD/fixtures"
-exec prove --exec '' --timer $(ls "$BUILD"/tests/unit/test_* 2>/dev/null) tests/integration/*.t
+exec prove --exec '' --timer --failures $(ls "$BUILD"/tests/unit/test_* 2>/dev/null) tests/integration/*.t
