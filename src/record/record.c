@@ -181,7 +181,7 @@ static bool unwind_dump(struct recorder *r, struct rec_proc *p, const struct rec
 		struct proc_maps *before = p->maps;
 
 		if (retry)
-			p->forced_ns = 0; /* once per process and drain: rec_retry_dumps */
+			p->forced_ns = 0; /* once per process and drain: retry_dumps */
 		rec_procs__check_maps(&r->procs, p, now, true);
 		if (p->maps && p->maps != before)
 			nr = ustacks__unwind(&r->ustacks, u, d, size, ips, REC_MAX_FRAMES, &unknown,
