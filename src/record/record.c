@@ -707,8 +707,23 @@ static void fill_header(struct trace_file_header *h, const struct recorder *r)
 	h->recorder_pid = getpid();
 }
 
-/* The command starts stopped on a pipe: it becomes a target before its first instruction
- * and runs once the programs are attached. */
+/* Waits (a second at most) until the forked child sleeps in its read of the go pipe: the
+ * trace then starts with it asleep there, and that wait (srvscope's, not the command's)
+ * ends before the command's first event. On a loaded machine the child could otherwise
+ * reach its read after the attach, and its 50 ms wait for the go showed in 'blocking' as
+ * a read of the command's, woken by srvscope. */
+static void wait_asleep(pid_t pid)
+{
+	struct task_stat st;
+	int i;
+
+	for (i = 0; i < 10000; i++) {
+		if (proc_task__stat(pid, pid, &st) || st.state == 'S' || st.state == 'Z')
+			return;
+		usleep(100);
+	}
+}
+
 /* The command starts stopped on a pipe: it becomes a target before its first instruction
  * and runs once the programs are attached. A second pipe, closed by a successful exec,
  * brings back the errno of a failed one. */
@@ -754,6 +769,7 @@ static int launch(struct recorder *r, int *go_fd)
 	r->child = pid;
 	r->exec_fd = x[0];
 	*go_fd = p[1];
+	wait_asleep(pid);
 	return 0;
 }
 
