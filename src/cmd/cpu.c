@@ -151,7 +151,8 @@ static void start_figures(struct cpu_profile *p, struct cpu_session *s)
 static int run_duration(struct cpu_cmd *c, struct cpu_session *s, const struct comp_table *t)
 {
 	struct cpu_profile *p = cpu_profile__new(cpu_session__nr_cpus(s));
-	uint64_t t0 = now_ns(), end = t0 + c->duration * 1000000000ull;
+	/* from the attach: loading the topology after it took samples already */
+	uint64_t t0 = cpu_session__start_ns(s), end = t0 + c->duration * 1000000000ull;
 	int ret, alive = 1;
 
 	start_figures(p, s);
@@ -189,8 +190,7 @@ static int run_snapshots(struct cpu_cmd *c, struct cpu_session *s, const struct 
 	struct cpu_profile *p = cpu_profile__new(cpu_session__nr_cpus(s));
 	long n = 0;
 	int alive = 1, ret = 0;
-
-	uint64_t t0 = now_ns();
+	uint64_t t0 = cpu_session__start_ns(s);
 
 	c->ro.compact = c->ro.fmt == CPU_JSON;
 	start_figures(p, s);

@@ -122,7 +122,8 @@ struct cpu_profile {
 	uint64_t samples, kernel_samples, lost;
 	uint64_t stacks_lost; /* samples whose stack the full stack map could not hold */
 	uint64_t duration_ns;
-	uint64_t end_ns; /* when the samples were last taken out (CLOCK_MONOTONIC) */
+	uint64_t end_ns; /* when the samples were last taken out (CLOCK_MONOTONIC; for a
+			  * TRACE, its last event); the window is the duration_ns before */
 	unsigned int hz;
 	bool live; /* /proc figures were taken (not from a trace file) */
 	/* Shares of the kernel samples per component over time: one row per interval. */
@@ -218,6 +219,8 @@ struct cpu_session *cpu_session__new(const struct cpu_opts *o);
  * symbols. Returns the number of targets still alive (0: all gone). */
 int cpu_session__read(struct cpu_session *s, struct cpu_profile *p, bool last);
 int cpu_session__nr_cpus(const struct cpu_session *s);
+/* When the samplers were all attached (CLOCK_MONOTONIC): the first window starts there. */
+uint64_t cpu_session__start_ns(const struct cpu_session *s);
 /* Whether pid still runs: it exists and is not a zombie. */
 bool cpu_pid_alive(pid_t pid);
 /* Every process looked at so far (the targets and their descendants); empty with -a. */

@@ -256,6 +256,10 @@ static int write_json(FILE *f, const struct cpu_profile *p, const struct comp_ta
 	json_object_set_new(doc, "stacks_lost", json_integer(p->stacks_lost));
 	json_object_set_new(doc, "hz", json_integer(p->hz));
 	json_object_set_new(doc, "duration_s", json_real(p->duration_ns / 1e9));
+	if (p->end_ns) { /* the window, to cut another tool's samples to it */
+		json_object_set_new(doc, "start_ns", json_integer(p->end_ns - p->duration_ns));
+		json_object_set_new(doc, "end_ns", json_integer(p->end_ns));
+	}
 	json_object_set_new(doc, "component_table", json_string(COMP_TABLE_VERSION));
 	json_object_set_new(doc, "inclusive", json_boolean(o->inclusive));
 

@@ -49,6 +49,7 @@ struct cpu_session {
 	struct cpu_opts o;
 	struct cpu_bpf *skel;
 	int nr_cpus;
+	uint64_t start_ns; /* when every sampler was attached (CLOCK_MONOTONIC) */
 	int *fds;
 	struct bpf_link **links;
 	struct u64map target_set;
@@ -203,6 +204,7 @@ struct cpu_session *cpu_session__new(const struct cpu_opts *o)
 	follow(s);
 	if (open_events(s))
 		goto fail;
+	s->start_ns = now_ns();
 	return s;
 fail:
 	cpu_session__delete(s);
@@ -589,6 +591,11 @@ const pid_t *cpu_session__targets(struct cpu_session *s, size_t *nr)
 {
 	*nr = s->nr_targets;
 	return s->targets;
+}
+
+uint64_t cpu_session__start_ns(const struct cpu_session *s)
+{
+	return s->start_ns;
 }
 
 int cpu_session__nr_cpus(const struct cpu_session *s)

@@ -76,6 +76,7 @@ int cpu_trace__report(const char *path, const struct comp_table *ct,
 		cpu_profile__add(p, e->h.pid, e->h.tid, th ? th->comm : NULL, fr, n, 1, -1);
 	}
 	p->duration_ns = t->end_ns > t->first_ns ? t->end_ns - t->first_ns : 0;
+	p->end_ns = t->end_ns;
 	cpu_profile__classify(p, ct);
 	ret = cpu_report__write(stdout, p, ct, o);
 	if (fflush(stdout))

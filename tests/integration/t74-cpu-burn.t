@@ -8,27 +8,22 @@ need_root
 need_btf
 command -v perf >/dev/null || skip_all "perf is missing (scripts/install-deps.sh)"
 command -v python3 >/dev/null || skip_all "python3 is missing"
+. "$(dirname "$0")/perf.sh"
 
 start_fixture "$FIXTURES/burn7030" 40 || exit 1
 pid=$FPID
 
 # Both near 5 kHz for 3 s: about 15000 samples each on an idle CPU (the sampling noise of a
 # share under half a point leaves the 2 points to the tools), a tenth of that on a busy one.
-# perf samples every CPU and the burner's samples are picked by pid, as t74-cpu-iperf3
-# does and for its reasons (docs/cpu.md, "Comparing with perf"): per-task events (-p) put
-# the end of a period cut by a preemption after the switch back, in the kernel (3 points
-# more of the burner's samples in the kernel than srvscope's on a loaded machine); the two
-# fixed periods 5 % apart, so neither timer keeps firing just after the other's interrupt.
-"$SRVSCOPE" cpu -p $pid -F 4999 -d 3 -f json >"$TMP/s.json" 2>"$TMP/s.err" &
-spid=$!
-timeout -k 5 30 perf record -q -a -e cpu-clock -c 190011 -B -N -o "$TMP/perf.data" -- sleep 3 \
-	>/dev/null 2>&1
-wait $spid
+# perf samples every CPU and the burner's samples are picked by pid, on srvscope's window,
+# as t74-cpu-iperf3 does and for its reasons (perf.sh; docs/cpu.md, "Comparing with perf"):
+# per-task events (-p) put the end of a period cut by a preemption after the switch back,
+# in the kernel (3 points more of the burner's samples in the kernel than srvscope's on a
+# loaded machine).
+perf_start "$TMP/perf.data"
+"$SRVSCOPE" cpu -p $pid -F 4999 -d 3 -f json >"$TMP/s.json" 2>"$TMP/s.err"
 ok $? "cpu -d 3 -f json exits 0"
-timeout -k 5 60 perf report -i "$TMP/perf.data" --no-children --pid=$pid -F sample,pid,sym \
-	--stdio -g none 2>/dev/null |
-	awk '$1 ~ /^[0-9]+$/ && NF >= 4 { c[$4 (($3 == "[k]") ? "_[k]" : "")] += $1 }
-		END { for (f in c) print f, c[f] }' >"$TMP/perf.folded"
+perf_folded "$TMP/perf.data" "$pid" "$TMP/s.json" "$TMP/perf.folded"
 "$SRVSCOPE" cpu --folded "$TMP/perf.folded" -f json >"$TMP/p.json" 2>"$TMP/p.err"
 ok $? "perf's samples read as folded stacks"
 

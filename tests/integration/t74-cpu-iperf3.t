@@ -7,6 +7,7 @@
 # file's rules win over the built-in ones; its bad lines are named with their number.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/servers.sh"
+. "$(dirname "$0")/perf.sh"
 need_root
 need_btf
 command -v perf >/dev/null || skip_all "perf is missing (scripts/install-deps.sh)"
@@ -31,35 +32,20 @@ client=$(pgrep -f "iperf3 -c 127.0.0.1 -p $port" | grep -v "^$cpid$" | head -1)
 [ -n "$client" ] || client=$cpid
 sleep 1
 
-# perf samples the same window as srvscope does: a cpu-clock event on every CPU (-a), not
-# per task (-p). Per-task events are switched out and in with the threads, interrupts off:
-# a period that ends in the switch is carried over and fires 10 us after the thread runs
-# again, so perf -p moved up to 3-4 points of samples into 'sched' and out of 'lock'
-# (docs/cpu.md). Per-CPU events, perf's and srvscope's alike, take the sample
-# where the CPU is when the period ends (or where interrupts come back on). perf's samples
-# of the two processes are then picked by pid, with the pid in the sort key: perf 6.1's
-# 'report --pid --sort sym' filters the merged entries by one pid each, and loses the
-# functions other processes ran too (_raw_spin_unlock_irqrestore, 18 % of iperf3's, gone).
-# Fixed periods of CPU clock (-c, in ns), 5 % apart: 200040 ns for srvscope's 4999 Hz,
-# 190011 ns for perf, so each timer drifts through the other every 4 ms; with equal periods
-# one keeps firing just after the other's interrupt and lands in its softirq work (seen:
-# handle_softirqs 19 % in one, 10 % in the other). 5 kHz for 8 s: on a loaded machine
-# iperf3 may get a fifth of a CPU, and the shares of a few thousand samples would differ by
-# their noise alone. No build ids, no call graphs: perf -a meets every process on the
-# machine, and only the sampled function is compared; 'timeout': a DSO path of some other
-# process that became a FIFO would hold perf's end forever.
-"$SRVSCOPE" cpu -p $spid,$client -F 4999 -d 8 -f json >"$TMP/s.json" 2>"$TMP/s.err" &
-s=$!
-timeout -k 5 40 perf record -q -a -e cpu-clock -c 190011 -B -N -o "$TMP/perf.data" -- sleep 8 \
-	>/dev/null 2>&1
-wait $s
+# perf samples the same window as srvscope does (perf.sh): a cpu-clock event on every CPU
+# (-a), not per task (-p). Per-task events are switched out and in with the threads,
+# interrupts off: a period that ends in the switch is carried over and fires 10 us after the
+# thread runs again, so perf -p moved up to 3-4 points of samples into 'sched' and out of
+# 'lock' (docs/cpu.md). Per-CPU events, perf's and srvscope's alike, take the sample where
+# the CPU is when the period ends (or where interrupts come back on). With equal periods
+# one timer keeps firing just after the other's interrupt and lands in its softirq work
+# (seen: handle_softirqs 19 % in one, 10 % in the other). 5 kHz for 8 s: on a loaded
+# machine iperf3 may get a fifth of a CPU, and the shares of a few thousand samples would
+# differ by their noise alone.
+perf_start "$TMP/perf.data"
+"$SRVSCOPE" cpu -p $spid,$client -F 4999 -d 8 -f json >"$TMP/s.json" 2>"$TMP/s.err"
 ok $? "cpu -p SERVER,CLIENT -d 8 exits 0"
-# perf's samples of the two processes per function, as one-frame folded stacks
-timeout -k 5 60 perf report -i "$TMP/perf.data" --no-children --pid=$spid,$client \
-	-F sample,pid,sym --stdio -g none 2>/dev/null |
-	awk '$1 ~ /^[0-9]+$/ && NF >= 4 {
-		c[$4 (($3 == "[k]") ? "_[k]" : "")] += $1 }
-		END { for (f in c) print f, c[f] }' >"$TMP/perf.folded"
+perf_folded "$TMP/perf.data" "$spid,$client" "$TMP/s.json" "$TMP/perf.folded"
 "$SRVSCOPE" cpu --folded "$TMP/perf.folded" -f json >"$TMP/p.json" 2>"$TMP/p.err"
 ok $? "perf's samples classified by the same table"
 
@@ -75,6 +61,8 @@ print("diag srvscope: %d samples, %d kernel; perf: %d samples, %d kernel"
       % (s["samples"], k, p["samples"], p["kernel_samples"]))
 for n in sc:
     print("diag %-10s %6.2f %%  perf %6.2f %%" % (n, sc[n]["percent"], pc[n]["percent"]))
+ok(abs((s["end_ns"] - s["start_ns"]) / 1e9 - s["duration_s"]) < 1e-6 and 7.95 < s["duration_s"] < 8.5,
+   "the window (start_ns, end_ns) spans duration_s, -d 8 (%.3f s)" % s["duration_s"])
 ok(k > 1000, "kernel samples taken (%d)" % k)
 ok(s["stacks_lost"] == 0, "no sample lost its stack (%d did)" % s["stacks_lost"])
 ok(p["kernel_samples"] > 1000, "and by perf (%d)" % p["kernel_samples"])
