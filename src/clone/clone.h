@@ -123,6 +123,9 @@ struct clone_bg {
 	unsigned threads;
 	double period_ms; /* 0: never wakes (idle) */
 	double on_cpu_us; /* per wake-up */
+	/* What a wake-up alone cost a bare sleeper beside the original when the model measured
+	 * it (0: not measured): the spin is then the rest of on_cpu_us, with no feedback. */
+	double wake_floor_us;
 	enum clone_sys wait;
 	unsigned nwork;
 	struct {

@@ -349,10 +349,13 @@ static int by_rps(const void *a, const void *b)
 
 /* work.per_run: the cluster's wake-ups per second and CPU per wake-up in each run, placed
  * at the run's request rate (runs[].throughput_rps); runs within 5 % of one rate are one
- * point, their mean. */
+ * point, their mean. The recorded CPU per wake-up carries the recorder's probes at each
+ * wake-up; where a run has it measured without (on_cpu_us_unrecorded, the last run's
+ * rate), that is its figure, and the others' lose what the probes added there. */
 static int parse_bg_runs(struct ctx *c, const json_t *work, const char *where, struct clone_bg *bg)
 {
 	const json_t *pr = json_object_get(work, "per_run"), *e;
+	double unrec[CLONE_MAX_RUNS], probes = 0;
 	unsigned n = 0, i, k;
 	size_t j;
 
@@ -371,7 +374,8 @@ static int parse_bg_runs(struct ctx *c, const json_t *work, const char *where, s
 			return fail(c, "%s is not an object", w);
 		if (get_num(c, e, w, "run", 0, CLONE_MAX_THREADS, true, true, 0, &run) ||
 		    get_num(c, e, w, "wakes_per_s", 0, 1e6, false, true, 0, &wps) ||
-		    get_num(c, e, w, "on_cpu_us", 0, 10e6, false, false, bg->on_cpu_us, &cpu))
+		    get_num(c, e, w, "on_cpu_us", 0, 10e6, false, false, -1, &cpu) ||
+		    get_num(c, e, w, "on_cpu_us_unrecorded", 0, 10e6, false, false, 0, &unrec[n]))
 			return -EINVAL;
 		r = json_array_get(c->runs, (size_t)run);
 		if (!r)
@@ -379,9 +383,21 @@ static int parse_bg_runs(struct ctx *c, const json_t *work, const char *where, s
 		snprintf(w, sizeof(w), "runs[%g]", run);
 		if (get_num(c, r, w, "throughput_rps", 0, 1e9, false, true, 0, &rps))
 			return -EINVAL;
+		if (unrec[n] > 0 && cpu > unrec[n])
+			probes = cpu - unrec[n];
+		bg->run[n++] = (struct clone_bg_run){rps, wps, cpu};
 		if (n == CLONE_MAX_RUNS)
 			break; /* enough points */
-		bg->run[n++] = (struct clone_bg_run){rps, wps, cpu};
+	}
+	for (i = 0; i < n; i++) {
+		double *cpu = &bg->run[i].on_cpu_us;
+
+		if (unrec[i] > 0)
+			*cpu = unrec[i];
+		else if (*cpu < 0) /* none in that run: the cluster's (already without) */
+			*cpu = bg->on_cpu_us;
+		else
+			*cpu = *cpu > probes ? *cpu - probes : 0;
 	}
 	qsort(bg->run, n, sizeof(bg->run[0]), by_rps);
 	for (i = 0; i < n; i = k) { /* merge each run of close rates into its first point */
@@ -451,6 +467,10 @@ static int parse_bg(struct ctx *c, const json_t *cl, unsigned idx, struct clone_
 
 		snprintf(ww, sizeof(ww), "%s.work", where);
 		get_num(c, work, ww, "on_cpu_us", 0, 10e6, false, false, 0, &bg->on_cpu_us);
+		/* without the recorder's probes, at the last run's rate */
+		get_num(c, work, ww, "on_cpu_us_unrecorded", 0, 10e6, false, false, bg->on_cpu_us,
+			&bg->on_cpu_us);
+		get_num(c, work, ww, "wake_floor_us", 0, 10e6, false, false, 0, &bg->wake_floor_us);
 		sys = json_object_get(work, "syscalls");
 		if (json_is_array(sys))
 			json_array_foreach(sys, i, w)

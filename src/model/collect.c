@@ -176,33 +176,44 @@ int model__collect(const struct collect_opts *co, struct load_result *res, int *
 	return err;
 }
 
-/* CPU nanoseconds (schedstat's runtime) and voluntary switches (the times they blocked and
- * were woken; preemptions left out) of the threads tids so far. */
-static int threads_sched(const uint32_t *tids, size_t n, uint64_t *ns, uint64_t *wakes)
+int model__thread_sched(uint32_t tid, uint64_t *ns, uint64_t *wakes)
 {
 	unsigned long long v, w = 0;
 	char path[64], line[128];
 	bool found;
-	size_t i;
 	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/schedstat", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -ESRCH;
+	found = fscanf(f, "%llu", &v) == 1;
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	if (!found || !(f = fopen(path, "r")))
+		return -ESRCH;
+	found = false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "voluntary_ctxt_switches: %llu", &w) == 1;
+	fclose(f);
+	if (!found)
+		return -ESRCH;
+	*ns = v;
+	*wakes = w;
+	return 0;
+}
+
+/* The same, summed over the threads tids. */
+static int threads_sched(const uint32_t *tids, size_t n, uint64_t *ns, uint64_t *wakes)
+{
+	uint64_t v, w;
+	size_t i;
+	int err;
 
 	*ns = *wakes = 0;
 	for (i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "/proc/%u/schedstat", tids[i]);
-		f = fopen(path, "r");
-		if (!f)
-			return -ESRCH;
-		found = fscanf(f, "%llu", &v) == 1;
-		fclose(f);
-		snprintf(path, sizeof(path), "/proc/%u/status", tids[i]);
-		if (!found || !(f = fopen(path, "r")))
-			return -ESRCH;
-		found = false;
-		while (!found && fgets(line, sizeof(line), f))
-			found = sscanf(line, "voluntary_ctxt_switches: %llu", &w) == 1;
-		fclose(f);
-		if (!found)
-			return -ESRCH;
+		if ((err = model__thread_sched(tids[i], &v, &w)))
+			return err;
 		*ns += v;
 		*wakes += w;
 	}
@@ -254,4 +265,68 @@ int model__cpu_unrecorded(const struct collect_opts *co, const uint32_t *tids, s
 	out->rate = co->spec.rate;
 	out->requests = total;
 	return 0;
+}
+
+/* ---- a bare sleeper: what a wake-up alone costs ---- */
+
+struct wake_floor {
+	pthread_t th;
+	uint64_t period_ns;
+	volatile int stop;
+	uint64_t wakes, cpu_ns;
+};
+
+static uint64_t thread_cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *sleeper(void *arg)
+{
+	struct wake_floor *w = arg;
+	struct timespec ts = {.tv_sec = (time_t)(w->period_ns / 1000000000),
+			      .tv_nsec = (long)(w->period_ns % 1000000000)};
+	uint64_t t0 = thread_cpu_now(), n = 0;
+
+	/* The CPU time of the first sleep's start is not a wake-up's: counted from its end. */
+	nanosleep(&ts, NULL);
+	t0 = thread_cpu_now();
+	while (!w->stop) {
+		nanosleep(&ts, NULL);
+		n++;
+	}
+	w->cpu_ns = thread_cpu_now() - t0;
+	w->wakes = n;
+	return NULL;
+}
+
+struct wake_floor *model__wake_floor_start(double period_ms)
+{
+	struct wake_floor *w;
+
+	if (!(period_ms >= 0.05 && period_ms <= 1000))
+		return NULL;
+	w = xcalloc(1, sizeof(*w));
+	w->period_ns = (uint64_t)(period_ms * 1e6);
+	if (pthread_create(&w->th, NULL, sleeper, w)) {
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+double model__wake_floor_stop(struct wake_floor *w)
+{
+	double us;
+
+	if (!w)
+		return 0;
+	w->stop = 1;
+	pthread_join(w->th, NULL);
+	us = w->wakes >= 10 ? w->cpu_ns / 1e3 / w->wakes : 0;
+	free(w);
+	return us;
 }

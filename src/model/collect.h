@@ -29,6 +29,20 @@ int model__collect(const struct collect_opts *co, struct load_result *res, int *
  * it); *out is the median slice's. Returns 0 with *out, or -errno: -ESRCH when a thread is
  * gone, the load's error. */
 struct model_cpu_run; /* model.h */
+/* A thread's CPU nanoseconds so far (schedstat's runtime) and voluntary switches (the
+ * times it blocked and was woken; preemptions left out). Returns 0 or -ESRCH. */
+int model__thread_sched(uint32_t tid, uint64_t *ns, uint64_t *wakes);
+
+/* A thread of srvscope's own that sleeps period_ms (nanosleep) and wakes, again and again,
+ * from start to stop: its CPU time per wake-up is what a wake-up costs a thread that does
+ * nothing else, on this machine at that moment (12 to 30 us in a 2-core VM, as busy or idle
+ * as the CPUs are). A server's background thread that wakes as often spends that much and
+ * its own work: the clone spins the difference. start: NULL when the period is not from
+ * 0.05 ms to 1 s or no thread could be made; stop: microseconds per wake-up, 0 when fewer
+ * than 10 wake-ups were seen (accepts NULL). */
+struct wake_floor;
+struct wake_floor *model__wake_floor_start(double period_ms);
+double model__wake_floor_stop(struct wake_floor *w);
 int model__cpu_unrecorded(const struct collect_opts *co, const uint32_t *tids, size_t n,
 			  struct model_cpu_run *out);
 

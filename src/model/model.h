@@ -103,6 +103,10 @@ struct model_thread {
 	/* Its wake-ups: waits of its commonest kind that ended, and the median interval
 	 * between their ends when they come at a regular period (0: not periodic). */
 	uint64_t wakes, period_ns;
+	/* The last run's threads that serve no connection: their CPU time and voluntary
+	 * switches over the unrecorded run at its rate (unrec: measured). */
+	uint64_t unrec_on_ns, unrec_wakes;
+	bool unrec;
 	/* Threads that serve no connection: their syscalls (number -> calls, -> bytes). */
 	struct u64map sc_n, sc_bytes;
 };
@@ -249,9 +253,10 @@ struct model_item { /* a thread in one run */
 };
 
 /* A background cluster in one run: wake-ups per second of each of its threads, their
- * period (0: not periodic in that run), CPU per wake-up. */
+ * period (0: not periodic in that run), CPU per wake-up, and the CPU per wake-up with
+ * nothing recording (the last run's rate only; 0: not measured). */
 struct model_bg_run {
-	double wakes_per_s, period_ms, on_cpu_us;
+	double wakes_per_s, period_ms, on_cpu_us, on_cpu_us_unrecorded;
 };
 
 struct model_cluster {
@@ -274,6 +279,7 @@ struct model_cluster {
 	double period_ms;
 	uint64_t wakes;
 	double work_on_cpu_us;
+	double work_on_cpu_us_unrecorded; /* at the last run's rate, 0: not measured */
 	/* The same in each run (nr_runs of them), as the wake-ups follow the load (memcached's
 	 * LRU maintainer sleeps 1 ms to 1 s as it finds work). */
 	struct model_bg_run *per_run;
@@ -330,6 +336,9 @@ struct model {
 	 * the traced threads CPU): at the last run's rate, then at peak. */
 	struct model_cpu_run cpu_unrecorded[2];
 	unsigned nr_cpu_unrecorded;
+	/* A bare sleeper's CPU per wake-up beside the unrecorded run at the last run's rate,
+	 * sleeping the shortest period of the other threads (0: not measured). */
+	double wake_floor_us, wake_floor_period_ms;
 };
 
 /* Clusters the threads of every run, names the roles and derives the network model. The

@@ -122,11 +122,15 @@ static struct model_bg_run *per_run_wakes(const struct model *m, const struct mo
 		const struct model_run *run = &m->runs[r];
 		double secs = run->end_ns > run->start_ns ? (run->end_ns - run->start_ns) / 1e9 : 0;
 		size_t np = 0, woke = 0;
-		uint64_t wakes = 0, on = 0;
+		uint64_t wakes = 0, on = 0, uwakes = 0, uon = 0;
 
 		for (i = 0; i < c->nr_items; i++) {
 			const struct model_thread *th = item_thr(m, &c->items[i]);
 
+			if (c->items[i].run == r && th->unrec) {
+				uwakes += th->unrec_wakes;
+				uon += th->unrec_on_ns;
+			}
 			if (c->items[i].run != r || !th->wakes)
 				continue;
 			woke++;
@@ -139,6 +143,7 @@ static struct model_bg_run *per_run_wakes(const struct model *m, const struct mo
 			pr[r].wakes_per_s = wakes / secs / c->size_per_run[r];
 		pr[r].period_ms = median_period(periods, np, woke);
 		pr[r].on_cpu_us = wakes ? on / 1e3 / wakes : 0;
+		pr[r].on_cpu_us_unrecorded = uwakes ? uon / 1e3 / uwakes : 0;
 	}
 	free(periods);
 	return pr;
@@ -171,6 +176,7 @@ static void background_work(struct model *m, struct model_cluster *c)
 	}
 	c->period_ms = median_period(periods, np, woke);
 	c->per_run = per_run_wakes(m, c);
+	c->work_on_cpu_us_unrecorded = m->nr_runs ? c->per_run[m->nr_runs - 1].on_cpu_us_unrecorded : 0;
 	if (c->wakes) {
 		c->work_on_cpu_us = on / 1e3 / c->wakes;
 		for (i = 0; u64map__next(&n, &i, &k, &v);) {

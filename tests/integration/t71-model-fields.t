@@ -28,6 +28,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 nm, nmc, files = d["network_model"], d["network_model_characteristics"], d["files"]
 cl = {c["name"]: c for c in d["clusters"]}
+w = (cl.get("mc-lrumaint") or {}).get("work") or {}
 sc = {s["name"]: s for s in d["syscall_profile"]["syscalls"]}
 ok = eval(sys.argv[2])
 if not ok:
@@ -102,6 +103,10 @@ start_memcached 4 || skip_all "memcached did not start"
 model memcached "$MEMCACHED_PID" "memcached://127.0.0.1:$MEMCACHED_PORT" --conns 8
 expect "$TMP/memcached.json" 'cl["mc-lrumaint"]["role"] == "background" and 0.5 <= cl["mc-lrumaint"]["period_ms"] <= 1100 and cl["mc-lrumaint"]["wait"]["syscall"] == "nanosleep"' \
 	"memcached: the LRU maintainer wakes on a clock (1 ms to 1 s)"
+# Beside the unrecorded run at the last run's rate: the maintainer's CPU per wake-up there,
+# and a bare sleeper's at the shortest period of the threads that are not network threads.
+expect "$TMP/memcached.json" 'w["on_cpu_us_unrecorded"] > 0 and w["wake_floor_us"] > 0 and 0.5 <= w["wake_floor_period_ms"] / cl["mc-lrumaint"]["period_ms"] <= 2 and w["per_run"][-1]["on_cpu_us_unrecorded"] == w["on_cpu_us_unrecorded"] and all(r["on_cpu_us_unrecorded"] is None for r in w["per_run"][:-1])' \
+	"memcached: the maintainer's CPU per wake-up unrecorded, and a bare wake-up's"
 expect "$TMP/memcached.json" '"other" not in sc["read"]["fd_kinds"] and set(sc["read"]["fd_kinds"]) <= {"tcp", "eventfd", "pipe"} and set(sc["epoll_wait"]["fd_kinds"]) == {"epoll"}' \
 	"memcached: the workers' fds opened before the recording are named (eventfd or pipe, epoll)"
 expect "$TMP/memcached.json" 'nm["reuseport"] is False and nm["handoff"] == "queue" and not nm["shared_epoll"]' \
