@@ -9,7 +9,12 @@
 # figure is what recording costs the server's CPU (BPF programs, the kernel's share of the
 # ring buffers), without the recorder process's own time and without the scheduler's
 # placement noise of a 2-CPU machine.
-# Usage (root): [PIN=1] bench/record-overhead.sh [ROUNDS [GETS_PER_CONNECTION]]
+# FLOOR=1: two more modes, what the same tracepoints cost with less done in them
+# (SRVSCOPE_RECORD_FLOOR, src/bpf/record.bpf.c floor_mode): srvscope-empty, every program
+# attached and returning at once; srvscope-bare, a record of the header alone for each
+# switch, waking and wake-up of the server and nothing else (no stacks, no contexts, no
+# syscall or fd). Any recorder of these events pays about the second.
+# Usage (root): [PIN=1] [FLOOR=1] bench/record-overhead.sh [ROUNDS [GETS_PER_CONNECTION]]
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 SRVSCOPE=${SRVSCOPE:-$TOP/build/srvscope}
@@ -55,9 +60,13 @@ wait_for() {
 start_recorder() { # MODE
 	case $1 in
 	none) REC="" ;;
-	srvscope | srvscope-net) # srvscope-net: with the packets 'critical' needs; =all: on
-		# loopback too (memcslap talks to memcached over it; --net alone would record none)
-		$RECORDER_CPU "$SRVSCOPE" record -p "$MC" $([ "$1" = srvscope-net ] && echo --net=all) \
+	srvscope | srvscope-net | srvscope-empty | srvscope-bare) # srvscope-net: with the
+		# packets 'critical' needs; =all: on loopback too (memcslap talks to memcached over
+		# it; --net alone would record none)
+		local floor=""
+		case $1 in srvscope-empty) floor=1 ;; srvscope-bare) floor=2 ;; esac
+		SRVSCOPE_RECORD_FLOOR=$floor $RECORDER_CPU "$SRVSCOPE" record -p "$MC" \
+			$([ "$1" = srvscope-net ] && echo --net=all) \
 			--force -o "$OUT/srvscope.trace" --progress 2>"$OUT/srvscope.err" &
 		REC=$!
 		wait_for "$OUT/srvscope.err" "recording" || echo "# srvscope record did not start" >&2
@@ -87,7 +96,7 @@ stop_recorder() { # MODE
 
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.0f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-MODES="none srvscope srvscope-net perf-trace perf-sched"
+MODES="none srvscope srvscope-net perf-trace perf-sched${FLOOR:+ srvscope-empty srvscope-bare}"
 # Fill the cache so that gets hit, and warm everything up once.
 memcslap -s 127.0.0.1:"$PORT" -c 8 -e "$GETS" -t set >/dev/null 2>&1
 load >/dev/null
@@ -132,6 +141,10 @@ awk -v b="$base" -v s="$med_srvscope_net" 'BEGIN {
 awk -v s="$pr_srvscope" -v n="$pr_srvscope_net" 'BEGIN {
 	printf "paired (median of each round against its own unrecorded run): srvscope %.1f %%, --net=all %.1f %%\n", 100 * (1 - s), 100 * (1 - n) }'
 echo "srvscope record, last round: $(tail -1 "$OUT/srvscope.summary" 2>/dev/null | sed 's/^srvscope: //')"
+if [ -n "${FLOOR:-}" ]; then
+	awk -v e="$pr_srvscope_empty" -v b="$pr_srvscope_bare" -v s="$pr_srvscope" 'BEGIN {
+		printf "floor (paired): the tracepoints attached, programs returning at once %.1f %%; a bare record per event %.1f %%; srvscope %.1f %%\n", 100 * (1 - e), 100 * (1 - b), 100 * (1 - s) }'
+fi
 
 # Throughput on a shared machine is noisy: also count the CPU time recording takes, in one
 # more run with the kernel's BPF statistics on (they cost a little themselves).

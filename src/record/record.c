@@ -1066,6 +1066,9 @@ static int load(struct recorder *r)
 							     NULL, 0);
 	if (r->skel->rodata->preempt_count_off)
 		bpf_program__set_autoattach(r->skel->progs.softirq_exit, false);
+	/* bench/record-overhead.sh: what the tracepoints cost bare (record.bpf.c floor_mode) */
+	if (getenv("SRVSCOPE_RECORD_FLOOR"))
+		r->skel->rodata->floor_mode = (__u32)atoi(getenv("SRVSCOPE_RECORD_FLOOR"));
 	err = rec_rings__prepare(&r->rings, r->skel->maps.rings, o->buffer_size);
 	if (err == -EPERM || err == -EACCES)
 		return error_no_privilege();

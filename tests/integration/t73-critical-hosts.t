@@ -64,9 +64,11 @@ segs = d["segments"]
 def overlap(a0, a1, pred):
     return sum(max(0, min(a1, s["end_ns"]) - max(a0, s["start_ns"])) for s in segs if pred(s))
 fails = 0
+said = []
 def check(what, cond):
     global fails
-    print(("# fine: " if cond else "# WRONG: ") + what)
+    said.append(("# fine: " if cond else "# WRONG: ") + what)
+    print(said[-1])
     fails += not cond
 total = right = work = work_right = 0
 wire_ok = crossed = 0
@@ -82,8 +84,9 @@ for (s, e), (w0, w1), (p0, p1) in zip(reqs, works, passes):
     # line is a user-space forwarder: on a loaded machine it can take longer than D).
     wire_ok += 2 * D - 1e6 <= wire <= (e - s) - (p1 - p0) + 1e6
     crossed += all(overlap(s, e, lambda g, h=h: g["host"] == h) > 0 for h in (1, 2, 3))
-print("# %d requests: %.1f %% of the client's waits right, db's work %.1f %% on db's thread" %
-      (len(reqs), 100.0 * right / total, 100.0 * work_right / work))
+said.append("# %d requests: %.1f %% of the client's waits right, db's work %.1f %% on db's thread" %
+            (len(reqs), 100.0 * right / total, 100.0 * work_right / work))
+print(said[-1])
 check("as many requests as db works (%d)" % len(reqs), len(reqs) == len(works) >= 10)
 check(">= 95 % of the client's waits on the right segments", right >= 0.95 * total)
 check(">= 95 % of db's work on db's thread (host 3)", work_right >= 0.95 * work)
@@ -105,6 +108,8 @@ for h, sk in zip(hosts[1:], skews):
     check("host %d (skew %s): clock %s from %d packets with host %s, within %.1f us of the truth" %
           (h["host"], sk, c["quality"], c["packets"], c["parent"], worst / 1e3),
           c["quality"] == "accurate" and worst < 100e3)
+if fails:  # prove shows a failing test's stderr, not its comments
+    print("t73 %s:\n%s" % (name, "\n".join(said)), file=sys.stderr)
 sys.exit(1 if fails else 0)
 PY
 
