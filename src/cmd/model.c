@@ -251,7 +251,8 @@ static void cpu_unrecorded(struct model *m, pid_t pid, const struct load_target 
 		if (last->thr[i].network)
 			tids[n++] = last->thr[i].tid;
 		else if (last->thr[i].period_ns &&
-			 (!m->wake_floor_period_ms || last->thr[i].period_ns / 1e6 < m->wake_floor_period_ms))
+			 (!m->wake_floor_period_ms ||
+			  last->thr[i].period_ns / 1e6 < m->wake_floor_period_ms))
 			m->wake_floor_period_ms = last->thr[i].period_ns / 1e6;
 	for (k = 0; k < 2 && !err && !record__signalled(); k++) {
 		struct wake_floor *floor = NULL;

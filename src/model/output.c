@@ -166,22 +166,22 @@ static json_t *work_json(const struct model *m, const struct model_cluster *c)
 	for (i = 0; c->per_run && i < m->nr_runs; i++) {
 		const struct model_bg_run *r = &c->per_run[i];
 
-		json_array_append_new(
-			pr, json_pack("{s:i, s:f, s:o, s:o, s:o}", "run", (int)i, "wakes_per_s",
-				      r->wakes_per_s, "period_ms",
-				      num_or_null(r->period_ms, r->period_ms > 0), "on_cpu_us",
-				      num_or_null(r->on_cpu_us, r->on_cpu_us > 0),
-				      "on_cpu_us_unrecorded",
-				      num_or_null(r->on_cpu_us_unrecorded,
-						  r->on_cpu_us_unrecorded > 0)));
+		json_array_append_new(pr, json_pack("{s:i, s:f, s:o, s:o, s:o}", "run", (int)i,
+						    "wakes_per_s", r->wakes_per_s, "period_ms",
+						    num_or_null(r->period_ms, r->period_ms > 0),
+						    "on_cpu_us",
+						    num_or_null(r->on_cpu_us, r->on_cpu_us > 0),
+						    "on_cpu_us_unrecorded",
+						    num_or_null(r->on_cpu_us_unrecorded,
+								r->on_cpu_us_unrecorded > 0)));
 	}
-	return json_pack("{s:I, s:f, s:o, s:o, s:o, s:o, s:o}", "wakes", (json_int_t)c->wakes,
-			 "on_cpu_us", c->work_on_cpu_us, "on_cpu_us_unrecorded",
-			 num_or_null(c->work_on_cpu_us_unrecorded, c->work_on_cpu_us_unrecorded > 0),
-			 "wake_floor_us", num_or_null(m->wake_floor_us, m->wake_floor_us > 0),
-			 "wake_floor_period_ms",
-			 num_or_null(m->wake_floor_period_ms, m->wake_floor_us > 0), "syscalls", a,
-			 "per_run", pr);
+	return json_pack(
+		"{s:I, s:f, s:o, s:o, s:o, s:o, s:o}", "wakes", (json_int_t)c->wakes, "on_cpu_us",
+		c->work_on_cpu_us, "on_cpu_us_unrecorded",
+		num_or_null(c->work_on_cpu_us_unrecorded, c->work_on_cpu_us_unrecorded > 0),
+		"wake_floor_us", num_or_null(m->wake_floor_us, m->wake_floor_us > 0),
+		"wake_floor_period_ms", num_or_null(m->wake_floor_period_ms, m->wake_floor_us > 0),
+		"syscalls", a, "per_run", pr);
 }
 
 static json_t *clusters_json(const struct model *m)

@@ -176,7 +176,8 @@ static void background_work(struct model *m, struct model_cluster *c)
 	}
 	c->period_ms = median_period(periods, np, woke);
 	c->per_run = per_run_wakes(m, c);
-	c->work_on_cpu_us_unrecorded = m->nr_runs ? c->per_run[m->nr_runs - 1].on_cpu_us_unrecorded : 0;
+	c->work_on_cpu_us_unrecorded =
+		m->nr_runs ? c->per_run[m->nr_runs - 1].on_cpu_us_unrecorded : 0;
 	if (c->wakes) {
 		c->work_on_cpu_us = on / 1e3 / c->wakes;
 		for (i = 0; u64map__next(&n, &i, &k, &v);) {

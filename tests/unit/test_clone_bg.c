@@ -114,8 +114,8 @@ int main(void)
 	 * The other runs lose the 8 us the probes added; the last one is 14. */
 	is_int(parse("unrecorded", &m, err, sizeof(err)), 0, "a model with on_cpu_us_unrecorded");
 	bg = lru(&m);
-	ok(bg && bg->nruns == 3 && near(bg->run[0].on_cpu_us, 32) && near(bg->run[1].on_cpu_us, 16) &&
-		   near(bg->run[2].on_cpu_us, 13),
+	ok(bg && bg->nruns == 3 && near(bg->run[0].on_cpu_us, 32) &&
+		   near(bg->run[1].on_cpu_us, 16) && near(bg->run[2].on_cpu_us, 13),
 	   "each run's CPU per wake-up less the probes' 8 us, the last one's unrecorded (%g, %g, "
 	   "%g us: 2000 and 2050 merged)",
 	   bg ? bg->run[0].on_cpu_us : 0, bg ? bg->run[1].on_cpu_us : 0,
