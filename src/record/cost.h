@@ -15,6 +15,9 @@ struct record_cost {
 	int stats_fd; /* holds the kernel's statistics on; -1 when they could not be */
 	uint64_t start_ns;
 	struct rusage start_ru;
+	/* from the end of the start-up (record_cost__running): the recorder's steady cost */
+	uint64_t run_ns;
+	struct rusage run_ru;
 	int nr;
 	struct {
 		int fd;
@@ -25,6 +28,9 @@ struct record_cost {
 
 /* Turns the statistics on and notes where every program of obj stands. */
 void record_cost__start(struct record_cost *c, struct bpf_object *obj);
+/* The start-up is done (the targets' snapshot, the kernel's symbols written, the command
+ * started): the recorder's own CPU is counted per second from here, its start-up apart. */
+void record_cost__running(struct record_cost *c);
 /* Prints, on stderr, each program's runs and time since the start, the recorder's CPU
  * time, per second of recording, and what the stack caches did (the BPF side's per-CPU
  * counters, map cache_fd, in the order of record.bpf.c's CS_*); then turns the statistics

@@ -1244,6 +1244,8 @@ int record__run(const struct record_opts *o, int *cmd_status)
 			goto out_close;
 		}
 	}
+	if (o->cost)
+		record_cost__running(&r.cost);
 	if (o->started)
 		o->started(o->started_arg);
 	loop(&r, lost);

@@ -49,6 +49,7 @@ check "--cost: sched_switch ran, and took time" \
 	awk '$1 == "sched_switch" && $2 > 0 && $3 > 0 { f = 1 } END { exit !f }' "$TMP/cost.err"
 like "$cost" "all BPF programs +[0-9.]+" "--cost: the programs' total"
 like "$cost" "recorder process +[0-9.]+ \(user [0-9.]+, system [0-9.]+\)" "--cost: the recorder's CPU"
+like "$cost" "recorder start-up +[0-9]+ ms once" "--cost: and its start-up, apart"
 like "$cost" "kernel stacks walked +[1-9][0-9]*/s" "--cost: what the stack caches did"
 is "$(sysctl -n kernel.bpf_stats_enabled)" "$stats_before" "--cost leaves the kernel's statistics setting as it was"
 
