@@ -51,8 +51,9 @@ for a0, a1, c_sleep, c_woke, c_done, b_woke in rounds:
         if i == 2:
             busy += x1 - x0; busy_right += got
     dev += overlap(c_woke, c_done, lambda s: s["tid"] == C and s["state"] == "BLOCK_DEVICE")
-print("# %d rounds: %.1f %% of A's waits on the right segments (C's timer %.1f %%, C's work %.1f %%, disk %.1f %% of the work)" %
-      (len(rounds), 100.0 * right / total, 100.0 * timer_right / timer, 100.0 * busy_right / busy, 100.0 * dev / busy))
+said = "# %d rounds: %.1f %% of A's waits on the right segments (C's timer %.1f %%, C's work %.1f %%, disk %.1f %% of the work)" % (
+    len(rounds), 100.0 * right / total, 100.0 * timer_right / timer, 100.0 * busy_right / busy, 100.0 * dev / busy)
+print(said)
 checks = [("3 rounds at least", len(rounds) >= 3),
           ("95 % of the waits right", right >= 0.95 * total),
           ("95 % of C's timers right", timer_right >= 0.95 * timer),
@@ -70,6 +71,8 @@ checks.append(("summary adds up", sum(d["summary"]["by_state"].values()) == d["e
 for name, good in checks:
     if not good:
         print("# failed: " + name)
+        # prove shows a failing test's stderr, not its comments
+        print("t73 %s: %s\n# failed: %s" % (sys.argv[3], said, name), file=sys.stderr)
 sys.exit(0 if all(good for _, good in checks) else 1)
 PY
 python3 "$TMP/judge.py" "$TMP/c.json" "$TMP/out" cpu

@@ -42,12 +42,34 @@ sleep 1
 # (seen: handle_softirqs 19 % in one, 10 % in the other). 5 kHz for 8 s: on a loaded
 # machine iperf3 may get a fifth of a CPU, and the shares of a few thousand samples would
 # differ by their noise alone.
-perf_start "$TMP/perf.data"
-"$SRVSCOPE" cpu -p $spid,$client -F 4999 -d 8 -f json >"$TMP/s.json" 2>"$TMP/s.err"
-ok $? "cpu -p SERVER,CLIENT -d 8 exits 0"
-perf_folded "$TMP/perf.data" "$spid,$client" "$TMP/s.json" "$TMP/perf.folded"
-"$SRVSCOPE" cpu --folded "$TMP/perf.folded" -f json >"$TMP/p.json" 2>"$TMP/p.err"
-ok $? "perf's samples classified by the same table"
+# Two samplers of fixed periods on one window still part now and then: perf against perf
+# (190011 and 200040 ns, the same window, 4 runs) 0.7 to 2.2 points at most, srvscope
+# against perf 0.3 to 2.0 in the same runs and 6.4 once in CI (lock 31.4 % against 25.0),
+# either way round, as iperf3's 128 KiB writes come every 40 us or so and each sampler can
+# keep to one phase of them for seconds. When a component is more than 2 points off, the
+# window is measured again once, and that one must agree: its figures are checked.
+measure() {
+	perf_start "$TMP/perf.data"
+	"$SRVSCOPE" cpu -p $spid,$client -F 4999 -d 8 -f json >"$TMP/s.json" 2>"$TMP/s.err"
+	cpu_rc=$?
+	perf_folded "$TMP/perf.data" "$spid,$client" "$TMP/s.json" "$TMP/perf.folded"
+	"$SRVSCOPE" cpu --folded "$TMP/perf.folded" -f json >"$TMP/p.json" 2>"$TMP/p.err"
+	folded_rc=$?
+}
+measure
+if ! python3 -c '
+import json, sys
+s, p = (json.load(open(f)) for f in sys.argv[1:3])
+pc = {c["name"]: c["percent"] for c in p["components"]}
+off = [(c["name"], c["percent"], pc.get(c["name"], 0)) for c in s["components"]
+       if abs(c["percent"] - pc.get(c["name"], 0)) > 2]
+for n, a, b in off:
+    print("# first window: %s %.2f %% against perf'"'"'s %.2f %%: measured again" % (n, a, b))
+sys.exit(1 if off else 0)' "$TMP/s.json" "$TMP/p.json" 2>/dev/null; then
+	measure
+fi
+ok $cpu_rc "cpu -p SERVER,CLIENT -d 8 exits 0"
+ok $folded_rc "perf's samples classified by the same table"
 
 python3 - "$TMP/s.json" "$TMP/p.json" >"$TMP/checks" <<'PY'
 import json, sys
