@@ -165,14 +165,6 @@ static pid_t fork_child(void)
 
 /* ---- calibrated work ---- */
 
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static volatile uint64_t spin_sink;
 
 static void spin_loops(uint64_t n)

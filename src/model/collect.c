@@ -276,29 +276,21 @@ struct wake_floor {
 	uint64_t wakes, cpu_ns;
 };
 
-static uint64_t thread_cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void *sleeper(void *arg)
 {
 	struct wake_floor *w = arg;
 	struct timespec ts = {.tv_sec = (time_t)(w->period_ns / 1000000000),
 			      .tv_nsec = (long)(w->period_ns % 1000000000)};
-	uint64_t t0 = thread_cpu_now(), n = 0;
+	uint64_t t0, n = 0;
 
 	/* The CPU time of the first sleep's start is not a wake-up's: counted from its end. */
 	nanosleep(&ts, NULL);
-	t0 = thread_cpu_now();
+	t0 = thread_cpu_ns();
 	while (!w->stop) {
 		nanosleep(&ts, NULL);
 		n++;
 	}
-	w->cpu_ns = thread_cpu_now() - t0;
+	w->cpu_ns = thread_cpu_ns() - t0;
 	w->wakes = n;
 	return NULL;
 }

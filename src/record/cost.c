@@ -57,6 +57,26 @@ static double tv_ms(const struct timeval *a, const struct timeval *b)
 	return (b->tv_sec - a->tv_sec) * 1e3 + (b->tv_usec - a->tv_usec) / 1e3;
 }
 
+/* The recorder's own time once started, per second of that; its start-up (the snapshot, a
+ * fifth of a second compressing the kernel's symbols) once, apart: over a 5 s recording it
+ * had tripled the figure per second. ru: now; secs: since record_cost__start. */
+static void report_recorder(const struct record_cost *c, const struct rusage *ru, double secs)
+{
+	const struct rusage *from = c->run_ns ? &c->run_ru : &c->start_ru;
+	double rsecs = c->run_ns ? (now_ns() - c->run_ns) / 1e9 : secs;
+	double user = tv_ms(&from->ru_utime, &ru->ru_utime);
+	double sys = tv_ms(&from->ru_stime, &ru->ru_stime);
+
+	if (rsecs <= 0)
+		rsecs = 1e-9;
+	fprintf(stderr, "  %-26s %12s %9s %10.2f (user %.2f, system %.2f)\n", "recorder process",
+		"", "", (user + sys) / rsecs, user / rsecs, sys / rsecs);
+	if (c->run_ns)
+		fprintf(stderr, "  %-26s %12s %9s %10.0f ms once\n", "recorder start-up", "", "",
+			tv_ms(&c->start_ru.ru_utime, &c->run_ru.ru_utime) +
+				tv_ms(&c->start_ru.ru_stime, &c->run_ru.ru_stime));
+}
+
 /* The stack caches' counters, as record.bpf.c's CS_* counts them. */
 static void report_caches(int fd, int nr_cpus, double secs)
 {
@@ -113,27 +133,7 @@ void record_cost__report(struct record_cost *c, int cache_fd, int nr_cpus)
 	if (c->stats_fd >= 0)
 		fprintf(stderr, "  %-26s %12s %9s %10.2f\n", "all BPF programs", "", "",
 			total / 1e6 / secs);
-	/* The recorder's own time once started, per second of that; its start-up (the
-	 * snapshot, a fifth of a second compressing the kernel's symbols) once, apart: over a
-	 * 5 s recording it had tripled the figure per second. */
-	{
-		const struct rusage *from = c->run_ns ? &c->run_ru : &c->start_ru;
-		double rsecs = c->run_ns ? (now_ns() - c->run_ns) / 1e9 : secs;
-
-		if (rsecs <= 0)
-			rsecs = 1e-9;
-		fprintf(stderr, "  %-26s %12s %9s %10.2f (user %.2f, system %.2f)\n",
-			"recorder process", "", "",
-			(tv_ms(&from->ru_utime, &ru.ru_utime) + tv_ms(&from->ru_stime, &ru.ru_stime)) /
-				rsecs,
-			tv_ms(&from->ru_utime, &ru.ru_utime) / rsecs,
-			tv_ms(&from->ru_stime, &ru.ru_stime) / rsecs);
-		if (c->run_ns)
-			fprintf(stderr, "  %-26s %12s %9s %10.0f ms once\n", "recorder start-up", "",
-				"",
-				tv_ms(&c->start_ru.ru_utime, &c->run_ru.ru_utime) +
-					tv_ms(&c->start_ru.ru_stime, &c->run_ru.ru_stime));
-	}
+	report_recorder(c, &ru, secs);
 	report_caches(cache_fd, nr_cpus, secs);
 	if (c->stats_fd >= 0)
 		close(c->stats_fd);

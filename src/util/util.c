@@ -222,6 +222,11 @@ uint64_t now_realtime_ns(void)
 	return clock_ns(CLOCK_REALTIME);
 }
 
+uint64_t thread_cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
 ssize_t read_file(const char *path, char *buf, size_t size)
 {
 	ssize_t n, total = 0;

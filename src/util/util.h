@@ -74,6 +74,7 @@ static inline uint64_t fnv1a_str(const char *s, uint64_t h)
 
 uint64_t now_ns(void);		/* CLOCK_MONOTONIC */
 uint64_t now_realtime_ns(void); /* CLOCK_REALTIME */
+uint64_t thread_cpu_ns(void);	/* CLOCK_THREAD_CPUTIME_ID: the calling thread's CPU time */
 
 /* Reads a whole small file (such as one under /proc) into buf, NUL-terminated.
  * Returns the length read or -errno. */
