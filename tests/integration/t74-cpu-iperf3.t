@@ -1,8 +1,10 @@
 #!/bin/bash
 # 'srvscope cpu' components on a loopback TCP stream (iperf3, 128 KiB writes), perf
 # sampling every CPU at the same time (the two processes picked from its samples by pid):
-# the components total 100 % of the kernel samples, data copy is the largest (as
-# SIGCOMM'21 finds for large messages), each within 2 points of perf's self time
+# the components total 100 % of the kernel samples, data copy is among the two largest (as
+# SIGCOMM'21 finds for large messages; here the lock share, mostly the unlocks where
+# interrupts come back on, is within 1 to 3 points of it on a quiet machine and was above
+# it in CI), srvscope's largest is perf's, each within 2 points of perf's self time
 # classified by the same table, and the unmatched functions are named. A components
 # file's rules win over the built-in ones; its bad lines are named with their number.
 . "$(dirname "$0")/lib.sh"
@@ -90,8 +92,13 @@ ok(s["stacks_lost"] == 0, "no sample lost its stack (%d did)" % s["stacks_lost"]
 ok(p["kernel_samples"] > 1000, "and by perf (%d)" % p["kernel_samples"])
 ok(sum(c["samples"] for c in s["components"]) == k, "the components total the kernel samples")
 ok(abs(sum(c["percent"] for c in s["components"]) - 100) < 0.01, "and 100 %")
-big = max((c for c in s["components"] if c["name"] != "unmatched"), key=lambda c: c["samples"])
-ok(big["name"] == "data_copy", "data copy is the largest component (%s is)" % big["name"])
+named = sorted((c for c in s["components"] if c["name"] != "unmatched"), key=lambda c: -c["samples"])
+ok("data_copy" in [c["name"] for c in named[:2]],
+   "data copy is one of the two largest components (%s, %s are)" % (named[0]["name"], named[1]["name"]))
+top = max(c["percent"] for c in p["components"] if c["name"] != "unmatched")
+ok(pc[named[0]["name"]]["percent"] >= top - 2,
+   "the largest, %s, is perf's largest or within 2 points of it (%.2f %% against %.2f %%)"
+   % (named[0]["name"], pc[named[0]["name"]]["percent"], top))
 for n in sc:
     ok(abs(sc[n]["percent"] - pc[n]["percent"]) <= 2,
        "%s %.2f %% within 2 points of perf's %.2f %%" % (n, sc[n]["percent"], pc[n]["percent"]))
