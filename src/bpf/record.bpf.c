@@ -217,7 +217,9 @@ struct task_state {
 	__u64 arg3; /* want_syscall_args */
 	__s32 nr;
 	__u8 active;
-	__u8 out; /* entered between syscall windows: written as REC_SYSCALL_FD */
+	__u8 out;	/* entered between syscall windows: written as REC_SYSCALL_FD */
+	__u8 lifecycle; /* split sampling: an fd syscall, fd_exit writes it */
+	__u32 gen;	/* sys_window_gen when entered */
 };
 
 struct {
@@ -1652,11 +1654,43 @@ static __always_inline void sys_count(__u32 kind)
 		(*n)++;
 }
 
+/* Split sampling (set by user space; record/syssample.h): the calls that give out, change
+ * or take back fds are written at their exits by fd_exit, attached to each such syscall's
+ * own exit tracepoint for the whole recording, and sys_exit, which every syscall of every
+ * process on the machine pays for, only while a window is open (sys_enter, always there,
+ * keeps the fd syscalls' arguments and counts the rest between windows). sys_window_gen changes at
+ * each opening: a syscall entered before sys_exit was last detached is not written at an exit seen
+ * after it is attached again. */
+__u32 sys_split;
+__u32 sys_window_gen;
+
+/* A syscall entered: kept in the task's state for its exit. */
+static __always_inline void syscall_entered(long id, __u64 a0, __u64 a1, __u64 a2, __u64 a3,
+					    __u8 out, __u8 lifecycle)
+{
+	struct task_state *sc;
+
+	sc = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!sc)
+		return;
+	sc->enter_ts = bpf_ktime_get_ns();
+	sc->nr = id;
+	sc->out = out;
+	sc->lifecycle = lifecycle;
+	sc->gen = sys_window_gen;
+	sc->args[0] = a0;
+	sc->args[1] = a1;
+	sc->args[2] = a2;
+	if (want_syscall_args)
+		sc->arg3 = a3;
+	sc->active = 1;
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct task_state *sc;
 	__u8 out = sys_between_windows;
 
 	if (!is_target(pid_tgid >> 32))
@@ -1664,22 +1698,21 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 	sys_count(out ? SYSCNT_OUT : SYSCNT_FULL);
 	if (out && !fd_lifecycle(id))
 		return 0;
-	sc = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!sc)
-		return 0;
-	sc->enter_ts = bpf_ktime_get_ns();
-	sc->nr = id;
-	sc->out = out;
-	/* regs is a trusted BTF pointer: plain loads, not a helper call each. */
-	sc->args[0] = regs->di;
-	sc->args[1] = regs->si;
-	sc->args[2] = regs->dx;
-	if (want_syscall_args)
-		sc->arg3 = regs->r10;
-	sc->active = 1;
+	/* regs is a trusted BTF pointer: plain loads, not a helper call each. Split, an fd
+	 * syscall's exit is fd_exit's, in windows and out. */
+	syscall_entered(id, regs->di, regs->si, regs->dx, regs->r10, out,
+			sys_split && fd_lifecycle(id));
 	return 0;
 }
+
+/* What syscalls:sys_exit_NAME hands a program (its format file: __syscall_nr an int at
+ * offset 8, ret in 8 bytes at 16). */
+struct fd_sys_exit {
+	__u64 common;
+	__s32 nr;
+	__u32 pad;
+	__s64 ret;
+};
 
 /* The iovec lengths of an array at iov (cnt entries) into a: the entries kept in one read
  * of user memory (each read costs a fixed fraction of a microsecond, whatever its size). */
@@ -1753,26 +1786,18 @@ static __always_inline void write_sysargs(struct task_state *sc)
 	rec_submit(r);
 }
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
+/* The syscall in the task's state has returned ret: written out. */
+static __always_inline void syscall_returned(struct task_state *sc, long ret, __u64 pid_tgid)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid(), ts;
-	struct task_state *sc;
 	struct rec *r;
 
-	if (!is_target(pid_tgid >> 32))
-		return 0;
-	sc = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);
-	if (!sc || !sc->active)
-		return 0;
 	sc->active = 0;
 	if (want_syscall_args)
 		write_sysargs(sc);
-	ts = bpf_ktime_get_ns();
-	r = rec_reserve(ts, sc->out ? REC_SYSCALL_FD : REC_SYSCALL, (__u32)pid_tgid,
+	r = rec_reserve(bpf_ktime_get_ns(), sc->out ? REC_SYSCALL_FD : REC_SYSCALL, (__u32)pid_tgid,
 			pid_tgid >> 32);
 	if (!r)
-		return 0;
+		return;
 	r->h.aux = sc->nr;
 	r->sc.ret = ret;
 	r->sc.enter_ts = sc->enter_ts;
@@ -1780,6 +1805,43 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 	r->sc.args[1] = sc->args[1];
 	r->sc.args[2] = sc->args[2];
 	rec_submit(r);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct task_state *sc;
+
+	if (!is_target(pid_tgid >> 32))
+		return 0;
+	sc = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);
+	if (!sc || !sc->active || sc->lifecycle)
+		return 0;
+	if (sc->gen != sys_window_gen) { /* entered before sys_exit was last detached */
+		sc->active = 0;
+		return 0;
+	}
+	syscall_returned(sc, ret, pid_tgid);
+	return 0;
+}
+
+SEC("tracepoint")
+int fd_exit(struct fd_sys_exit *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct task_state *sc;
+
+	if (!is_target(pid_tgid >> 32))
+		return 0;
+	sc = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);
+	/* An fd syscall's exit is this program's once sampling splits: marked so at its entry,
+	 * or entered before (sys_exit's then, but sys_exit has been detached since, or is
+	 * about to be). Both may run for one exit at a window's close: the first writes it. */
+	if (!sc || !sc->active || sc->nr != ctx->nr ||
+	    !(sc->lifecycle || sys_between_windows || sc->gen != sys_window_gen))
+		return 0;
+	syscall_returned(sc, ctx->ret, pid_tgid);
 	return 0;
 }
 

@@ -1092,6 +1092,12 @@ static int load(struct recorder *r)
 		bpf_program__set_autoload(r->skel->progs.sys_enter, false);
 		bpf_program__set_autoload(r->skel->progs.sys_exit, false);
 	}
+	/* Sampled: syssample attaches sys_exit in windows, fd_exit by the syscalls' names. */
+	if (!o->syscalls || !o->syscall_budget) {
+		bpf_program__set_autoload(r->skel->progs.fd_exit, false);
+	} else {
+		bpf_program__set_autoattach(r->skel->progs.sys_exit, false);
+	}
 	err = record_bpf__load(r->skel);
 
 	if (err == -EPERM || err == -EACCES)
@@ -1138,6 +1144,7 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	struct recorder r = {.o = o, .exec_fd = -1, .check_fd = -1};
 	struct trace_file_header hdr;
 	struct sigaction sa = {.sa_handler = on_stop};
+	struct syssample_progs sys_progs;
 	uint64_t *lost = NULL, end_ns, events;
 	int go_fd = -1, err = 0;
 	size_t i;
@@ -1209,9 +1216,11 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	}
 	if (o->cost)
 		record_cost__start(&r.cost, r.skel->obj);
+	sys_progs = (struct syssample_progs){r.skel->progs.sys_exit, r.skel->progs.fd_exit,
+					     &r.skel->bss->sys_split, &r.skel->bss->sys_window_gen};
 	syssample__start(&r.syssample, o->syscalls ? o->syscall_budget : 0,
 			 bpf_map__fd(r.skel->maps.sys_counts), r.nr_cpus,
-			 &r.skel->bss->sys_between_windows);
+			 &r.skel->bss->sys_between_windows, &sys_progs);
 	__atomic_store_n(&r.skel->bss->stopping, false, __ATOMIC_SEQ_CST);
 	if (o->on_cpu_hz && open_samplers(&r)) {
 		err = -ENODEV;

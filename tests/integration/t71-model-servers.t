@@ -31,8 +31,10 @@ ok $? "memcached: Ditto's verdicts, the mc-workers one network cluster, main the
 # memcached flat out (the built-in client as fast as it answers): the recorder samples its
 # syscalls in windows (a budget of 2000 a second makes sure of it, whatever the machine's
 # speed); the verdicts are the same, and the requests counted in the windows, scaled by the
-# share sampled, are the client's within a quarter.
-SRVSCOPE_MODEL_RECORD=budget=2000 "$SRVSCOPE" model -p "$MEMCACHED_PID" --conns 8 --rate 0 \
+# share sampled, are the client's within a quarter. Between windows the program on every
+# syscall's exit is detached (fd syscalls are written by one on their own exits): record
+# --cost's table (SRVSCOPE_MODEL_RECORD's cost) shows it ran for a fraction of the syscalls.
+SRVSCOPE_MODEL_RECORD=budget=2000,cost "$SRVSCOPE" model -p "$MEMCACHED_PID" --conns 8 --rate 0 \
 	--duration 2 --client "memcached://127.0.0.1:$MEMCACHED_PORT" -o "$TMP/mcs.json" \
 	>"$TMP/mcs.out" 2>"$TMP/mcs.err"
 ok $? "model memcached flat out, syscalls sampled"
@@ -41,6 +43,11 @@ check_model "$TMP/mcs.json" "$MEMCACHED_PID" memcached accept_dispatch=false \
 	network_dispatch=true network_epoll=true nonblocking=true accept_thread_pool_size=1 \
 	network_thread_pool_size=4
 ok $? "memcached sampled: the same verdicts and clusters"
+runs() { awk -v p="$1" '$1 == p { print $2 }' "$TMP/mcs.err"; }
+enter=$(runs sys_enter) exit=$(runs sys_exit)
+diag "sys_enter $enter runs/s, sys_exit $exit, fd_exit $(runs fd_exit)"
+[ -n "$(runs fd_exit)" ] && [ -n "$enter" ] && [ -n "$exit" ] && [ $((exit * 2)) -lt "$enter" ]
+ok $? "memcached sampled: sys_exit detached between windows, fd syscalls written by fd_exit"
 check "memcached sampled: a share sampled, requests scaled to the client's count" python3 - "$TMP/mcs.json" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
