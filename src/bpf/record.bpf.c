@@ -475,17 +475,81 @@ static __always_inline __u64 take_ustack(void *ctx, __u32 slot)
 	return take_stack(ctx, true, slot);
 }
 
-/* ts is taken when the program starts: stack walks come before the reservation and would
- * otherwise delay the timestamps of exactly the events that have stacks. */
-static __always_inline struct rec *rec_reserve(__u64 ts, __u16 type, __u32 tid, __u32 pid)
+/* Per CPU: the records made and not yet sent (struct rec_batch_hdr, then up to
+ * REC_BATCH_RECS records). A program that comes while another one on this CPU is between
+ * its rec_reserve and rec_submit (an interrupt's, in a task's syscall exit) writes its
+ * record into its own slot (nest, by depth) and sends it alone. User space has the batch
+ * sent (flush_batch) on each CPU every time it drains the rings, and at the end. */
+#define NEST_SLOTS 4
+__u32 no_batch; /* user space cannot have batches sent (no BPF_PROG_TEST_RUN on a CPU) */
+
+struct cpu_batch {
+	struct rec_batch_hdr h;
+	struct rec recs[REC_BATCH_RECS];
+	struct rec nest[NEST_SLOTS];
+	__u32 depth; /* programs between rec_reserve and rec_submit on this CPU */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_batch);
+} batches SEC(".maps");
+
+static __always_inline struct cpu_batch *cpu_batch(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&batches, &zero);
+}
+
+/* Sends the batch's records; they are lost when the ring is full. */
+static __always_inline void batch_send(struct cpu_batch *b)
 {
 	void *ring = cpu_ring();
-	struct rec *r = ring ? bpf_ringbuf_reserve(ring, sizeof(*r), 0) : NULL;
+	__u32 n = b->h.n;
 
-	if (!r) {
+	if (!n)
+		return;
+	if (n > REC_BATCH_RECS)
+		n = REC_BATCH_RECS;
+	b->h.type = REC_BATCH;
+	b->h.zero = 0;
+	if (!ring ||
+	    bpf_ringbuf_output(ring, b, sizeof(b->h) + n * sizeof(struct rec), rb_flags(ring))) {
+		__u32 i;
+
+		for (i = 0; i < REC_BATCH_RECS; i++)
+			if (i < n)
+				count_lost(LOST_RINGBUF);
+	}
+	b->h.n = 0;
+}
+
+/* ts is taken when the program starts: stack walks come before the reservation and would
+ * otherwise delay the timestamps of exactly the events that have stacks. Every
+ * rec_reserve that returns a record is followed by its rec_submit. */
+static __always_inline struct rec *rec_reserve(__u64 ts, __u16 type, __u32 tid, __u32 pid)
+{
+	struct cpu_batch *b = cpu_batch();
+	struct rec *r;
+	__u32 d;
+
+	if (!b) {
 		count_lost(LOST_RINGBUF);
 		return NULL;
 	}
+	d = b->depth++;
+	/* The count read after the depth is written: flush_batch, run in an interrupt here,
+	 * sends the batch only at depth 0 (a program with interrupts on, a syscall's exit, can
+	 * be interrupted anywhere). */
+	barrier();
+	if (d == 0 && b->h.n < REC_BATCH_RECS && !no_batch)
+		r = &b->recs[b->h.n & (REC_BATCH_RECS - 1)];
+	else
+		r = &b->nest[d & (NEST_SLOTS - 1)];
 	__builtin_memset(r, 0, sizeof(*r));
 	r->h.ts = ts;
 	r->h.type = type;
@@ -497,9 +561,35 @@ static __always_inline struct rec *rec_reserve(__u64 ts, __u16 type, __u32 tid, 
 
 static __always_inline void rec_submit(struct rec *r)
 {
-	void *ring = cpu_ring();
+	struct cpu_batch *b = cpu_batch();
+	void *ring;
 
-	bpf_ringbuf_submit(r, ring ? rb_flags(ring) : 0);
+	if (!b)
+		return;
+	if (b->depth == 1 && b->h.n < REC_BATCH_RECS && !no_batch) {
+		/* the batch's next record: full, it is sent (depth still 1: a program that
+		 * comes meanwhile sends its own record alone) */
+		if (++b->h.n == REC_BATCH_RECS)
+			batch_send(b);
+	} else {
+		ring = cpu_ring();
+		if (!ring || bpf_ringbuf_output(ring, r, sizeof(*r), ring ? rb_flags(ring) : 0))
+			count_lost(LOST_RINGBUF);
+	}
+	barrier(); /* the record counted before the depth says so */
+	b->depth--;
+}
+
+/* Run by user space on each CPU (BPF_PROG_TEST_RUN, in an interrupt there): sends what the
+ * batch holds, unless a program on this CPU is writing it. */
+SEC("raw_tp")
+int flush_batch(void *ctx)
+{
+	struct cpu_batch *b = cpu_batch();
+
+	if (b && !b->depth)
+		batch_send(b);
+	return 0;
 }
 
 /* floor_mode 2: a record of the event's type, its header alone */

@@ -1174,6 +1174,15 @@ int record__run(const struct record_opts *o, int *cmd_status)
 		track_target(&r, o->pids[i]);
 	/* Before the start: putting the rings in place waits for grace periods. */
 	r.rings.drained = retry_dumps;
+	/* Records are sent by batches of a CPU's where user space can have a CPU's batch sent
+	 * when it drains the rings (a kernel that runs no program on a given CPU for it:
+	 * one by one). */
+	r.rings.flush_fd = bpf_program__fd(r.skel->progs.flush_batch);
+	if (getenv("SRVSCOPE_RECORD_NO_BATCH") || /* tests: the path without */
+	    !rec_rings__can_flush(r.rings.flush_fd, r.nr_cpus)) {
+		r.skel->bss->no_batch = 1;
+		r.rings.flush_fd = -1;
+	}
 	if ((err = rec_rings__open(&r.rings, r.skel->maps.rings, on_record, &r))) {
 		error("cannot set up the ring buffers: %s", strerror(-err));
 		goto out_destroy;

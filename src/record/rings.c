@@ -91,6 +91,24 @@ static int reserve(struct rec_ring *q, size_t need)
 	return 0;
 }
 
+static int queue(struct rec_ring *q, void *data, size_t size);
+
+/* A batch of one CPU's records (struct rec_batch_hdr): each queued as if drained alone. */
+static int queue_batch(struct rec_ring *q, unsigned char *data, size_t size)
+{
+	struct rec_batch_hdr h;
+	size_t i;
+	int err;
+
+	memcpy(&h, data, sizeof(h));
+	if (size < sizeof(h) || h.n > (size - sizeof(h)) / sizeof(struct rec))
+		return 0; /* not what the programs write: dropped */
+	for (i = 0; i < h.n; i++)
+		if ((err = queue(q, data + sizeof(h) + i * sizeof(struct rec), sizeof(struct rec))))
+			return err;
+	return 0;
+}
+
 /* A record drained from ring q: queued, with its time as key. Stacks and stack copies are
  * handed on at once: events refer to them, so they must come first, and a copy's unwind
  * lets the programs reuse it sooner. */
@@ -98,7 +116,13 @@ static int queue(struct rec_ring *q, void *data, size_t size)
 {
 	size_t need = entry_bytes(size);
 	struct entry *e;
+	uint16_t type;
 
+	if (size >= sizeof(struct rec_hdr)) {
+		memcpy(&type, (const char *)data + offsetof(struct rec_hdr, type), sizeof(type));
+		if (type == REC_BATCH)
+			return queue_batch(q, data, size);
+	}
 	if (!timed(data, size))
 		return q->rr->fn(q->rr->ctx, data, size);
 	if (size > UINT32_MAX || reserve(q, need))
@@ -238,6 +262,7 @@ int rec_rings__prepare(struct rec_rings *rr, struct bpf_map *map, uint64_t total
 	bool *online;
 
 	memset(rr, 0, sizeof(*rr));
+	rr->flush_fd = -1;
 	if (nr <= 0)
 		return nr ? nr : -EINVAL;
 	rr->ring = calloc(nr, sizeof(*rr->ring));
@@ -320,6 +345,37 @@ int rec_rings__open(struct rec_rings *rr, struct bpf_map *map, rec_rings_fn fn, 
 	return 0;
 }
 
+/* Has every CPU send the records its programs hold back (flush_fd: record.bpf.c
+ * flush_batch, run there through BPF_PROG_TEST_RUN), before the rings are read. */
+static void flush_batches(struct rec_rings *rr)
+{
+	int i;
+
+	if (rr->flush_fd < 0)
+		return;
+	for (i = 0; i < rr->nr; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = i);
+
+		bpf_prog_test_run_opts(rr->flush_fd, &o); /* an offline CPU holds nothing */
+	}
+}
+
+bool rec_rings__can_flush(int flush_fd, int nr_cpus)
+{
+	int i, err;
+
+	for (i = 0; i < nr_cpus; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = i);
+
+		err = bpf_prog_test_run_opts(flush_fd, &o);
+		if (!err)
+			return true;
+		if (err != -ENXIO) /* not an offline CPU: no running it there at all */
+			return false;
+	}
+	return false;
+}
+
 int rec_rings__poll(struct rec_rings *rr, int timeout_ms)
 {
 	uint64_t now;
@@ -331,6 +387,7 @@ int rec_rings__poll(struct rec_rings *rr, int timeout_ms)
 	if (err < 0 && err != -EINTR && err != STOP_DRAIN)
 		return err;
 	now = now_ns();
+	flush_batches(rr);
 	err = consume(rr);
 	if (err < 0)
 		return err;
@@ -343,7 +400,8 @@ int rec_rings__drain(struct rec_rings *rr)
 {
 	int err, err2;
 
-	/* The sources are stopped: what is in the rings is all there is. */
+	/* The sources are stopped: what is in the rings and the batches is all there is. */
+	flush_batches(rr);
 	rr->until = UINT64_MAX;
 	do
 		err = ring_buffer__consume(rr->rb);

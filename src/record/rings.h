@@ -11,6 +11,7 @@
 #ifndef SRVSCOPE_RECORD_RINGS_H
 #define SRVSCOPE_RECORD_RINGS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +36,7 @@ struct rec_rings {
 	 * (what the stack records just drained left to do, before the events naming them). */
 	void (*drained)(void *ctx);
 	uint64_t until; /* a drain hands control back at this time (monotonic ns) */
+	int flush_fd;	/* the program that sends a CPU's batch of records (-1: none) */
 	unsigned since_clock;
 };
 
@@ -45,6 +47,9 @@ int rec_rings__prepare(struct rec_rings *rr, struct bpf_map *map, uint64_t total
 /* After it is loaded: the rings are put in place and read into fn. 0 or -errno. */
 int rec_rings__open(struct rec_rings *rr, struct bpf_map *map, rec_rings_fn fn, void *ctx);
 /* Waits up to timeout_ms for data, drains every ring and hands on what is final. */
+/* Whether the program flush_fd can be run on a CPU (BPF_PROG_TEST_RUN_ON_CPU): without,
+ * the programs must send each record alone (record.bpf.c no_batch). */
+bool rec_rings__can_flush(int flush_fd, int nr_cpus);
 int rec_rings__poll(struct rec_rings *rr, int timeout_ms);
 /* Drains every ring and hands on everything queued (the sources are stopped). */
 int rec_rings__drain(struct rec_rings *rr);
