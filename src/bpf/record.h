@@ -41,6 +41,11 @@ enum rec_type {
 	REC_TYPE_MAX = 103,
 };
 
+/* Softirq vectors (the kernel's NR_SOFTIRQS), and a REC_WAKING's detail when its vector is
+ * not known (a softirq waker whose kernel stack names no softirq's action). */
+#define REC_SOFTIRQS	   10
+#define REC_SOFTIRQ_UNKNOWN 10
+
 /* The waker's context in a REC_WAKING record (low byte of aux). */
 enum wake_kind {
 	WAKE_TASK = 0,

@@ -31,8 +31,9 @@
 #include "record/procs.h"
 #include "record/record.h"
 #include "record/rings.h"
-#include "record/ustack.h"
+#include "record/softirq.h"
 #include "record/syssample.h"
+#include "record/ustack.h"
 #include "record.skel.h"
 #include "record_compat.skel.h"
 #include "snapshot/snapshot.h"
@@ -107,6 +108,7 @@ struct recorder {
 	struct bpf_link **perf_links;
 	struct ksyms *ksyms; /* loaded when a thread is found in restart_syscall at the start */
 	struct syssample syssample; /* --syscalls with a budget: windows of full recording */
+	bool softirq_entry_off;	    /* detached: vectors from the wakers' stacks */
 	struct record_ipi ipi;	    /* the system vectors tracked, IPI sends recorded */
 };
 
@@ -431,6 +433,7 @@ static int write_kallsyms(struct recorder *r)
 	}
 	close(fd);
 	err = trace_writer__section_zstd(r->w, SEC_KALLSYMS, buf, len);
+	record_softirq__vectors(r->skel, buf, len);
 	free(buf);
 	return err;
 }
@@ -927,6 +930,9 @@ static bool targets_alive(const struct recorder *r)
 static void softirq_exits(struct recorder *r)
 {
 	struct bpf_link *l;
+
+	if (!r->softirq_entry_off)
+		r->softirq_entry_off = record_softirq__entry_off(r->skel);
 
 	if (!r->skel->bss->pc_failed || r->skel->links.softirq_exit)
 		return;

@@ -78,6 +78,18 @@ text=$("$SRVSCOPE" blocking --comm tcpserver "$f")
 like "$text" "accept +3 tcp 0\.0\.0\.0:18766 \(listening\) +SOFTIRQ NET_RX" \
 	"the text report reads like seed 002's: accept ... SOFTIRQ"
 
+# The vector of a softirq waker comes from its kernel stack (the action function it passes,
+# net_rx_action), so that softirq_entry can be left off once each CPU's preempt count is
+# found: with every vector taken from the stacks from the start, the waits are woken as
+# before.
+SRVSCOPE_SOFTIRQ_FROM_STACK=1 "$SRVSCOPE" record -o "$f.s" -- "$FIXTURES/rec_tcp" $B 10.199.0.2 $A 18768 \
+	>"$TMP/out" 2>"$TMP/err"
+ok $? "record with every softirq vector from the stacks"
+"$SRVSCOPE" blocking --format=json "$f.s" >"$TMP/b.json"
+sed 's/18766/18768/' "$TMP/check.py" >"$TMP/check_s.py"
+python3 "$TMP/check_s.py" "$TMP/b.json" "$TMP/out" "$D"
+ok $? "... and the waits are still woken by NET_RX"
+
 # Whether a softirq runs is read from the kernel's preempt count, at an address found from
 # the BTF. A wrong one (as on a kernel whose layout the BTF misdescribed) fails the check at
 # the first softirq: softirq_exit is attached instead, and the waits are woken as before.

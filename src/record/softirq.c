@@ -1,0 +1,111 @@
+/* Softirq vectors from wakers' stacks; softirq_entry detached (softirq.h). */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "bpf/record.h"
+#include "record.skel.h"
+#include "record/softirq.h"
+#include "util/util.h"
+
+/* Each vector's action, as the kernel names it (kernel/softirq.c open_softirq calls);
+ * SCHED's was run_rebalance_domains before Linux 6.10. */
+static const char *const actions[REC_SOFTIRQS][2] = {
+	{"tasklet_hi_action", NULL},   {"run_timer_softirq", NULL},
+	{"net_tx_action", NULL},       {"net_rx_action", NULL},
+	{"blk_done_softirq", NULL},    {"irq_poll_softirq", NULL},
+	{"tasklet_action", NULL},      {"sched_balance_softirq", "run_rebalance_domains"},
+	{"hrtimer_run_softirq", NULL}, {"rcu_core_si", NULL},
+};
+
+/* The address at the start of the line at p (hex), 0 if none. */
+static uint64_t line_addr(const char *p, const char *end)
+{
+	uint64_t a = 0;
+	int d;
+
+	for (; p < end && *p != ' '; p++) {
+		d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+		if (d < 0)
+			return 0;
+		a = a << 4 | (uint64_t)d;
+	}
+	return a;
+}
+
+/* Which action the line's name is ("ADDR TYPE NAME[\t[module]]"), -1 none. A scan of the
+ * text, not a parse of its 200 thousand symbols: the recorder reads it while events flow,
+ * and its rings fill if it stops draining them for long. */
+static int line_action(const char *p, const char *end)
+{
+	const char *name = memchr(p, ' ', (size_t)(end - p));
+	size_t n;
+	int v, i;
+
+	if (!name || end - name < 4)
+		return -1;
+	name += 3; /* " T " */
+	for (n = 0; name + n < end && name[n] != '\n' && name[n] != '\t'; n++)
+		;
+	if (name + n < end && name[n] == '\t') /* a module's */
+		return -1;
+	for (v = 0; v < REC_SOFTIRQS; v++)
+		for (i = 0; i < 2 && actions[v][i]; i++)
+			if (strlen(actions[v][i]) == n && !memcmp(name, actions[v][i], n))
+				return v;
+	return -1;
+}
+
+void record_softirq__vectors(struct record_bpf *skel, const char *kallsyms, size_t len)
+{
+	const char *p = kallsyms, *end = kallsyms + len, *nl;
+	int v, pending = -1;
+
+	if (!skel->rodata->want_stacks || !skel->rodata->want_waker_stacks ||
+	    !skel->rodata->preempt_count_off)
+		return;
+	/* The kernel's own symbols come in address order: an action ends where the next
+	 * line's symbol starts. */
+	for (; p < end; p = nl + 1) {
+		uint64_t a = line_addr(p, end);
+
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			nl = end;
+		if (pending >= 0 && a > skel->bss->softirq_fn[pending]) {
+			skel->bss->softirq_fn_end[pending] = a;
+			pending = -1;
+		}
+		if ((v = line_action(p, nl)) >= 0 && a && !skel->bss->softirq_fn[v]) {
+			skel->bss->softirq_fn[v] = a;
+			pending = v;
+		}
+	}
+	for (v = 0; v < REC_SOFTIRQS; v++) /* no end found: the function alone is not known */
+		if (!skel->bss->softirq_fn_end[v])
+			skel->bss->softirq_fn[v] = 0;
+	/* NET_RX at least: the vector that wakes servers */
+	if (!skel->bss->softirq_fn[3])
+		return;
+	/* tests: every vector from the stacks, softirq_entry's ignored from the start */
+	if (getenv("SRVSCOPE_SOFTIRQ_FROM_STACK"))
+		skel->bss->softirq_entry_off = 1;
+	__atomic_store_n(&skel->bss->softirq_vec_from_stack, 1, __ATOMIC_SEQ_CST);
+}
+
+bool record_softirq__entry_off(struct record_bpf *skel)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (skel->bss->softirq_entry_off && !skel->links.softirq_entry)
+		return true;
+	if (!skel->bss->softirq_vec_from_stack || skel->bss->pc_failed ||
+	    !skel->links.softirq_entry || online <= 0 || skel->bss->pc_found_cpus < online)
+		return false;
+	bpf_link__destroy(skel->links.softirq_entry);
+	skel->links.softirq_entry = NULL;
+	__atomic_store_n(&skel->bss->softirq_entry_off, 1, __ATOMIC_SEQ_CST);
+	return true;
+}
