@@ -530,6 +530,19 @@ static __always_inline void batch_send(struct cpu_batch *b)
 	b->h.n = 0;
 }
 
+/* A record's header filled, the rest zeroed: r. */
+static __always_inline struct rec *rec_init(struct rec *r, __u64 ts, __u16 type, __u32 tid,
+					    __u32 pid)
+{
+	__builtin_memset(r, 0, sizeof(*r));
+	r->h.ts = ts;
+	r->h.type = type;
+	r->h.cpu = bpf_get_smp_processor_id();
+	r->h.tid = tid;
+	r->h.pid = pid;
+	return r;
+}
+
 /* ts is taken when the program starts: stack walks come before the reservation and would
  * otherwise delay the timestamps of exactly the events that have stacks. Every
  * rec_reserve that returns a record is followed by its rec_submit. */
@@ -545,20 +558,14 @@ static __always_inline struct rec *rec_reserve(__u64 ts, __u16 type, __u32 tid, 
 	}
 	d = b->depth++;
 	/* The count read after the depth is written: flush_batch, run in an interrupt here,
-	 * sends the batch only at depth 0 (a program with interrupts on, a syscall's exit, can
-	 * be interrupted anywhere). */
+	 * sends the batch only at depth 0 (a program with interrupts on, net_rx's in a
+	 * softirq, can be interrupted anywhere). */
 	barrier();
 	if (d == 0 && b->h.n < REC_BATCH_RECS && !no_batch)
 		r = &b->recs[b->h.n & (REC_BATCH_RECS - 1)];
 	else
 		r = &b->nest[d & (NEST_SLOTS - 1)];
-	__builtin_memset(r, 0, sizeof(*r));
-	r->h.ts = ts;
-	r->h.type = type;
-	r->h.cpu = bpf_get_smp_processor_id();
-	r->h.tid = tid;
-	r->h.pid = pid;
-	return r;
+	return rec_init(r, ts, type, tid, pid);
 }
 
 static __always_inline void rec_submit(struct rec *r)
@@ -579,7 +586,31 @@ static __always_inline void rec_submit(struct rec *r)
 			count_lost(LOST_RINGBUF);
 	}
 	barrier(); /* the record counted before the depth says so */
-	b->depth--;
+	if (b->depth)
+		b->depth--;
+}
+
+/* A record sent alone, reserved in the ring: for the programs on syscall tracepoints,
+ * which the kernel may run with preemption on (faultable tracepoints), where a program of
+ * another task could come between another's rec_reserve and rec_submit on this CPU out of
+ * turn; the batch's depth assumes that programs nest, as interrupts do. */
+static __always_inline struct rec *rec_reserve_ring(__u64 ts, __u16 type, __u32 tid, __u32 pid)
+{
+	void *ring = cpu_ring();
+	struct rec *r = ring ? bpf_ringbuf_reserve(ring, sizeof(*r), 0) : NULL;
+
+	if (!r) {
+		count_lost(LOST_RINGBUF);
+		return NULL;
+	}
+	return rec_init(r, ts, type, tid, pid);
+}
+
+static __always_inline void rec_submit_ring(struct rec *r)
+{
+	void *ring = cpu_ring();
+
+	bpf_ringbuf_submit(r, ring ? rb_flags(ring) : 0);
 }
 
 /* Run by user space on each CPU (BPF_PROG_TEST_RUN, in an interrupt there): sends what the
@@ -1914,8 +1945,8 @@ static __always_inline void write_sysargs(struct task_state *sc)
 	default:
 		return;
 	}
-	r = rec_reserve(sc->enter_ts, REC_SYSCALL_ARGS, (__u32)bpf_get_current_pid_tgid(),
-			bpf_get_current_pid_tgid() >> 32);
+	r = rec_reserve_ring(sc->enter_ts, REC_SYSCALL_ARGS, (__u32)bpf_get_current_pid_tgid(),
+			     bpf_get_current_pid_tgid() >> 32);
 	if (!r)
 		return;
 	r->h.aux = sc->nr;
@@ -1935,7 +1966,7 @@ static __always_inline void write_sysargs(struct task_state *sc)
 		r->sa.nr_vals = 1;
 		r->sa.vals[0] = ev;
 	}
-	rec_submit(r);
+	rec_submit_ring(r);
 }
 
 /* The syscall in the task's state has returned ret: written out. */
@@ -1946,8 +1977,8 @@ static __always_inline void syscall_returned(struct task_state *sc, long ret, __
 	sc->active = 0;
 	if (want_syscall_args)
 		write_sysargs(sc);
-	r = rec_reserve(bpf_ktime_get_ns(), sc->out ? REC_SYSCALL_FD : REC_SYSCALL, (__u32)pid_tgid,
-			pid_tgid >> 32);
+	r = rec_reserve_ring(bpf_ktime_get_ns(), sc->out ? REC_SYSCALL_FD : REC_SYSCALL,
+			     (__u32)pid_tgid, pid_tgid >> 32);
 	if (!r)
 		return;
 	r->h.aux = sc->nr;
@@ -1956,7 +1987,7 @@ static __always_inline void syscall_returned(struct task_state *sc, long ret, __
 	r->sc.args[0] = sc->args[0];
 	r->sc.args[1] = sc->args[1];
 	r->sc.args[2] = sc->args[2];
-	rec_submit(r);
+	rec_submit_ring(r);
 }
 
 SEC("tp_btf/sys_exit")

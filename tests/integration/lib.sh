@@ -31,9 +31,11 @@ check() { # check DESCRIPTION COMMAND...
 is() { # is GOT WANT DESCRIPTION
 	if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; echo "#   got '$1', want '$2'"; fi
 }
-like() { # like TEXT REGEX DESCRIPTION
+like() { # like TEXT REGEX DESCRIPTION (what was searched, on stderr when not found: prove shows it)
 	if printf '%s\n' "$1" | grep -Eq -- "$2"; then ok 0 "$3"; else
-		ok 1 "$3"; echo "#   '$2' not found in:"; printf '%s\n' "$1" | head -20 | sed 's/^/#   /'; fi
+		ok 1 "$3"
+		{ echo "#   '$2' not found in:"; printf '%s\n' "$1" | head -20 | sed 's/^/#   /'; } >&2
+	fi
 }
 diag() { echo "# $*"; }
 # A test that cannot run here: a failure under CI=true (CI has root, BPF and BTF).
