@@ -931,6 +931,7 @@ static void softirq_exits(struct recorder *r)
 {
 	struct bpf_link *l;
 
+	/* softirq_entry, needed no more once every CPU's count is found (softirq.h) */
 	if (!r->softirq_entry_off)
 		r->softirq_entry_off = record_softirq__entry_off(r->skel);
 

@@ -100,8 +100,10 @@ static int queue_batch(struct rec_ring *q, unsigned char *data, size_t size)
 	size_t i;
 	int err;
 
+	if (size < sizeof(h))
+		return 0;
 	memcpy(&h, data, sizeof(h));
-	if (size < sizeof(h) || h.n > (size - sizeof(h)) / sizeof(struct rec))
+	if (h.n > (size - sizeof(h)) / sizeof(struct rec))
 		return 0; /* not what the programs write: dropped */
 	for (i = 0; i < h.n; i++)
 		if ((err = queue(q, data + sizeof(h) + i * sizeof(struct rec), sizeof(struct rec))))
