@@ -347,35 +347,31 @@ int rec_rings__open(struct rec_rings *rr, struct bpf_map *map, rec_rings_fn fn, 
 	return 0;
 }
 
+/* flush_fd's program run on that CPU: 0, or -errno (-ENXIO: the CPU is offline). */
+static int run_on_cpu(int flush_fd, int cpu)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
+
+	return bpf_prog_test_run_opts(flush_fd, &o);
+}
+
 /* Has every CPU send the records its programs hold back (flush_fd: record.bpf.c
  * flush_batch, run there through BPF_PROG_TEST_RUN), before the rings are read. */
 static void flush_batches(struct rec_rings *rr)
 {
 	int i;
 
-	if (rr->flush_fd < 0)
-		return;
-	for (i = 0; i < rr->nr; i++) {
-		LIBBPF_OPTS(bpf_test_run_opts, o, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = i);
-
-		bpf_prog_test_run_opts(rr->flush_fd, &o); /* an offline CPU holds nothing */
-	}
+	for (i = 0; rr->flush_fd >= 0 && i < rr->nr; i++)
+		run_on_cpu(rr->flush_fd, i); /* an offline CPU holds nothing */
 }
 
 bool rec_rings__can_flush(int flush_fd, int nr_cpus)
 {
-	int i, err;
+	int i, err = -ENXIO;
 
-	for (i = 0; i < nr_cpus; i++) {
-		LIBBPF_OPTS(bpf_test_run_opts, o, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = i);
-
-		err = bpf_prog_test_run_opts(flush_fd, &o);
-		if (!err)
-			return true;
-		if (err != -ENXIO) /* not an offline CPU: no running it there at all */
-			return false;
-	}
-	return false;
+	for (i = 0; i < nr_cpus && err == -ENXIO; i++)
+		err = run_on_cpu(flush_fd, i); /* past offline CPUs, to one that answers */
+	return !err;
 }
 
 int rec_rings__poll(struct rec_rings *rr, int timeout_ms)
