@@ -175,8 +175,10 @@ struct {
 } kstack_words SEC(".maps");
 
 /* A syscall's kernel stack ends in do_syscall_64 and the entry code, above the random
- * offset of the stack: those two frames move at every syscall and are not compared. */
-extern const void do_syscall_64 __ksym __weak;
+ * offset of the stack: those two frames move at every syscall and are not compared.
+ * Its address comes from the recorder's own read of kallsyms (a __ksym extern would have
+ * libbpf parse all of kallsyms again, slowly, before every recording). */
+const volatile __u64 do_syscall_64_addr = 0;
 
 /* The end of this CPU's interrupt stack, once found. Its top word holds the stack pointer
  * of the stack it was entered from (x86's call_on_irqstack saves it there). */
@@ -1015,8 +1017,8 @@ __noinline int kc_fill(const struct kplace *kpp, struct kcheck *kc, __u64 kstack
 	p->last = s->nr;
 	k2 = (__u64)s->nr - 2;
 	barrier_var(k2);
-	if (k2 < REC_MAX_FRAMES && (__u64)&do_syscall_64 &&
-	    s->ips[k2] - (__u64)&do_syscall_64 < 0x800)
+	if (k2 < REC_MAX_FRAMES && do_syscall_64_addr &&
+	    s->ips[k2] - do_syscall_64_addr < 0x800)
 		p->last = s->nr - 2;
 	p->words = kp.room / 8;
 	kscan(&c);

@@ -10,13 +10,9 @@
 #include "analysis/blocking.h"
 #include "bpf/record.h"
 #include "record/ipi.h"
+#include "record/kbtf.h"
 #include "record.skel.h"
 #include "util/util.h"
-
-static bool has_tracepoint(const char *name)
-{
-	return libbpf_find_vmlinux_btf_id(name, BPF_TRACE_RAW_TP) > 0;
-}
 
 void record_ipi__select(struct record_bpf *skel, bool sends, int nr_cpus, struct record_ipi *ri)
 {
@@ -30,7 +26,7 @@ void record_ipi__select(struct record_bpf *skel, bool sends, int nr_cpus, struct
 	for (v = 0; v < IPI_VECTORS; v++) {
 		snprintf(entry, sizeof(entry), "%s_entry", blocking__ipi_name(v));
 		snprintf(exit, sizeof(exit), "%s_exit", blocking__ipi_name(v));
-		if (has_tracepoint(entry) && has_tracepoint(exit)) {
+		if (kbtf__has_tracepoint(entry) && kbtf__has_tracepoint(exit)) {
 			ri->vectors |= 1u << v;
 			continue;
 		}
@@ -38,7 +34,8 @@ void record_ipi__select(struct record_bpf *skel, bool sends, int nr_cpus, struct
 					  false);
 		bpf_program__set_autoload(bpf_object__find_program_by_name(skel->obj, exit), false);
 	}
-	ri->sends = sends && has_tracepoint("ipi_send_cpu") && has_tracepoint("ipi_send_cpumask");
+	ri->sends = sends && kbtf__has_tracepoint("ipi_send_cpu") &&
+		    kbtf__has_tracepoint("ipi_send_cpumask");
 	if (sends && !ri->sends)
 		warning("this kernel has no ipi:ipi_send_cpu and ipi_send_cpumask tracepoints "
 			"(Linux 6.3 and later have them): the IPIs sent are not recorded, and "

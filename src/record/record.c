@@ -26,7 +26,8 @@
 #include "proc/task.h"
 #include "record/cost.h"
 #include "record/ipi.h"
-#include "record/percpu.h"
+#include "record/kbtf.h"
+#include "record/ktext.h"
 #include "record/procinfo.h"
 #include "record/procs.h"
 #include "record/record.h"
@@ -236,8 +237,8 @@ static void retry_dumps(void *ctx)
 
 		for (j = 0; j < i; j++)
 			first = first && q[j].d->pid != q[i].d->pid;
-		unwind_dump(r, rec_procs__seen(&r->procs, q[i].d->pid, now), q[i].d, q[i].size,
-			    now, first);
+		unwind_dump(r, rec_procs__seen(&r->procs, q[i].d->pid, now), q[i].d, q[i].size, now,
+			    first);
 		free(q[i].d);
 	}
 	free(q);
@@ -410,31 +411,18 @@ static int on_record(void *ctx, void *data, size_t size)
 
 static int write_kallsyms(struct recorder *r)
 {
-	size_t cap = 8 << 20, len = 0;
-	char *buf = xmalloc(cap);
-	ssize_t n;
-	int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC), err;
+	size_t len;
+	char *text = ktext__read(&len);
+	int err;
 
-	if (fd < 0) {
-		free(buf);
+	if (!text) {
 		warning("cannot read /proc/kallsyms (%s): kernel frames will stay addresses",
 			strerror(errno));
 		return 0;
 	}
-	for (;;) {
-		if (cap - len < 65536)
-			buf = xrealloc(buf, cap *= 2);
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += n;
-	}
-	close(fd);
-	err = trace_writer__section_zstd(r->w, SEC_KALLSYMS, buf, len);
-	record_softirq__vectors(r->skel, buf, len);
-	free(buf);
+	err = trace_writer__section_zstd(r->w, SEC_KALLSYMS, text, len);
+	record_softirq__vectors(r->skel, text, len);
+	free(text);
 	return err;
 }
 
@@ -1067,10 +1055,11 @@ static int load(struct recorder *r)
 	r->skel->rodata->want_cost = o->cost;
 	/* Whether a softirq runs is read from the kernel's preempt count where its place is
 	 * known: softirq_exit is then loaded but attached only if that read fails. */
-	r->skel->rodata->preempt_count_off = percpu__preempt_count_off();
+	r->skel->rodata->preempt_count_off = kbtf__preempt_count_off();
+	r->skel->rodata->do_syscall_64_addr = ktext__lookup("do_syscall_64");
 	if (getenv("SRVSCOPE_PREEMPT_COUNT_OFF")) /* tests: a wrong one, for the fallback */
-		r->skel->rodata->preempt_count_off = strtoll(getenv("SRVSCOPE_PREEMPT_COUNT_OFF"),
-							     NULL, 0);
+		r->skel->rodata->preempt_count_off =
+			strtoll(getenv("SRVSCOPE_PREEMPT_COUNT_OFF"), NULL, 0);
 	if (r->skel->rodata->preempt_count_off)
 		bpf_program__set_autoattach(r->skel->progs.softirq_exit, false);
 	/* bench/record-overhead.sh: what the tracepoints cost bare (record.bpf.c floor_mode) */
@@ -1105,6 +1094,7 @@ static int load(struct recorder *r)
 	} else {
 		bpf_program__set_autoattach(r->skel->progs.sys_exit, false);
 	}
+	kbtf__release();
 	err = record_bpf__load(r->skel);
 
 	if (err == -EPERM || err == -EACCES)

@@ -7,6 +7,7 @@
 
 #include "bpf/record.h"
 #include "record.skel.h"
+#include "record/ktext.h"
 #include "record/softirq.h"
 #include "util/util.h"
 
@@ -19,21 +20,6 @@ static const char *const actions[REC_SOFTIRQS][2] = {
 	{"tasklet_action", NULL},      {"sched_balance_softirq", "run_rebalance_domains"},
 	{"hrtimer_run_softirq", NULL}, {"rcu_core_si", NULL},
 };
-
-/* The address at the start of the line at p (hex), 0 if none. */
-static uint64_t line_addr(const char *p, const char *end)
-{
-	uint64_t a = 0;
-	int d;
-
-	for (; p < end && *p != ' '; p++) {
-		d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
-		if (d < 0)
-			return 0;
-		a = a << 4 | (uint64_t)d;
-	}
-	return a;
-}
 
 /* Which action the line's name is ("ADDR TYPE NAME[\t[module]]"), -1 none. A scan of the
  * text, not a parse of its 200 thousand symbols: the recorder reads it while events flow,
@@ -69,7 +55,7 @@ void record_softirq__vectors(struct record_bpf *skel, const char *kallsyms, size
 	/* The kernel's own symbols come in address order: an action ends where the next
 	 * line's symbol starts. */
 	for (; p < end; p = nl + 1) {
-		uint64_t a = line_addr(p, end);
+		uint64_t a = ktext__line_addr(p, end);
 
 		nl = memchr(p, '\n', (size_t)(end - p));
 		if (!nl)

@@ -22,13 +22,15 @@ trap 'cleanup_servers; cleanup' EXIT
 
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
-# compare NAME: records $SERVER twice at once for 1 s and compares the episodes.
+# compare NAME: records $SERVER twice at once for 2 s and compares the episodes. Each
+# recorder's programs take a third of a second of verifier time to load, and on a loaded
+# machine one can start a second after the other: 2 s leave them a second in common.
 compare() {
 	local name=$1
 	rm -f "$TMP/cached.trace" "$TMP/fresh.trace"
-	"$SRVSCOPE" record -p "$SERVER" -d 1 -o "$TMP/cached.trace" 2>"$TMP/cached.err" &
+	"$SRVSCOPE" record -p "$SERVER" -d 2 -o "$TMP/cached.trace" 2>"$TMP/cached.err" &
 	local a=$!
-	"$SRVSCOPE" record -p "$SERVER" -d 1 --stack-refresh 0 -o "$TMP/fresh.trace" 2>"$TMP/fresh.err"
+	"$SRVSCOPE" record -p "$SERVER" -d 2 --stack-refresh 0 -o "$TMP/fresh.trace" 2>"$TMP/fresh.err"
 	ok $? "$name: record with --stack-refresh 0"
 	wait $a
 	ok $? "$name: record with the cache"
@@ -109,7 +111,7 @@ port=$(free_port)
 "$BUILD/demo-server" -p "$port" -w 4 -l "$TMP/demo.log" >/dev/null 2>&1 &
 SERVER=$!
 sleep 0.3
-"$BUILD/demo-client" -p "$port" -c 8 -d 4 >/dev/null 2>&1 &
+"$BUILD/demo-client" -p "$port" -c 8 -d 6 >/dev/null 2>&1 &
 LOAD=$!
 sleep 0.3
 compare "demo server"
@@ -120,9 +122,9 @@ if command -v memcached >/dev/null; then
 	memcached -u root -t 4 -p "$port" -U 0 -l 127.0.0.1 -m 64 &
 	SERVER=$!
 	sleep 0.3
-	# 4 s of gets and sets at a fixed rate, however fast the machine (memcslap's fixed
+	# 6 s of gets and sets at a fixed rate, however fast the machine (memcslap's fixed
 	# count of requests could be over before the recorders started).
-	"$SRVSCOPE" load "memcached://127.0.0.1:$port" -c 8 -r 15000 -d 4 >/dev/null 2>&1 &
+	"$SRVSCOPE" load "memcached://127.0.0.1:$port" -c 8 -r 15000 -d 6 >/dev/null 2>&1 &
 	LOAD=$!
 	sleep 0.5
 	compare "memcached"

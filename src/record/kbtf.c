@@ -1,10 +1,41 @@
-/* Per-CPU variables of the running kernel, located from its BTF: pahole encodes every
- * per-CPU variable with its offset in the .data..percpu section. */
+/* The running kernel's BTF, parsed once: its raw tracepoints (libbpf_find_vmlinux_btf_id
+ * would parse it again for each name) and its per-CPU variables (pahole encodes each with
+ * its offset in the .data..percpu section). */
+#include <stdio.h>
 #include <string.h>
 
 #include <bpf/btf.h>
 
-#include "record/percpu.h"
+#include "record/kbtf.h"
+
+static struct btf *kbtf;
+static bool kbtf_tried;
+
+static const struct btf *kernel_btf(void)
+{
+	if (!kbtf_tried) {
+		kbtf = btf__load_vmlinux_btf(); /* NULL when it cannot */
+		kbtf_tried = true;
+	}
+	return kbtf;
+}
+
+void kbtf__release(void)
+{
+	btf__free(kbtf);
+	kbtf = NULL;
+	kbtf_tried = false;
+}
+
+bool kbtf__has_tracepoint(const char *name)
+{
+	const struct btf *btf = kernel_btf();
+	char type[128];
+
+	if (!btf || snprintf(type, sizeof(type), "btf_trace_%s", name) >= (int)sizeof(type))
+		return false;
+	return btf__find_by_name_kind(btf, type, BTF_KIND_TYPEDEF) > 0;
+}
 
 /* The offset of member name in struct type id of btf, -1 when it has none. */
 static int64_t member_off(const struct btf *btf, uint32_t id, const char *name)
@@ -22,9 +53,9 @@ static int64_t member_off(const struct btf *btf, uint32_t id, const char *name)
 	return -1;
 }
 
-int64_t percpu__preempt_count_off(void)
+int64_t kbtf__preempt_count_off(void)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf *btf = kernel_btf();
 	int64_t pc = -1, rq = -1, off = 0;
 	const struct btf_var_secinfo *v;
 	const struct btf_type *sec;
@@ -51,6 +82,5 @@ int64_t percpu__preempt_count_off(void)
 	}
 	if (pc >= 0 && rq >= 0)
 		off = pc - rq;
-	btf__free(btf);
 	return off;
 }

@@ -1,0 +1,96 @@
+/* The text of /proc/kallsyms (ktext.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "record/ktext.h"
+#include "util/util.h"
+
+uint64_t ktext__line_addr(const char *p, const char *end)
+{
+	uint64_t a = 0;
+	int d;
+
+	for (; p < end && *p != ' '; p++) {
+		d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+		if (d < 0)
+			return 0;
+		a = a << 4 | (uint64_t)d;
+	}
+	return a;
+}
+
+uint64_t ktext__find(const char *text, size_t len, const char *name)
+{
+	const char *end = text + len, *p = text, *line;
+	size_t n = strlen(name);
+
+	/* "ADDR T NAME\n": the name, ending its line, after a text type */
+	while (n && (p = memmem(p, (size_t)(end - p), name, n))) {
+		const char *after = p + n;
+
+		if (p - text >= 3 && p[-1] == ' ' && (p[-2] == 'T' || p[-2] == 't') &&
+		    p[-3] == ' ' && (after == end || *after == '\n')) {
+			for (line = p - 3; line > text && line[-1] != '\n'; line--)
+				;
+			return ktext__line_addr(line, p - 3);
+		}
+		p = after;
+	}
+	return 0;
+}
+
+/* /proc/kallsyms read 128 KiB at a time (read by megabytes, it takes half again as long);
+ * with name, only up to name's line, its address in *addr. */
+static char *read_text(size_t *len, const char *name, uint64_t *addr)
+{
+	size_t cap = 1 << 20, n = 0, from = 0;
+	int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC), saved;
+	ssize_t got = 0;
+	char *buf, *nl;
+
+	if (fd < 0)
+		return NULL;
+	buf = xmalloc(cap);
+	while (!name || !*addr) {
+		if (cap - n < 131072 + 1)
+			buf = xrealloc(buf, cap *= 2);
+		got = read(fd, buf + n, 131072);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+		/* the whole lines read so far, past those already scanned */
+		if (name && (nl = memrchr(buf + from, '\n', n - from))) {
+			*addr = ktext__find(buf + from, (size_t)(nl - buf) - from, name);
+			from = (size_t)(nl - buf) + 1;
+		}
+	}
+	saved = errno;
+	close(fd);
+	if (got < 0) {
+		free(buf);
+		errno = saved;
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+uint64_t ktext__lookup(const char *name)
+{
+	uint64_t addr = 0;
+	size_t len;
+
+	free(read_text(&len, name, &addr));
+	return addr;
+}
+
+char *ktext__read(size_t *len)
+{
+	return read_text(len, NULL, NULL);
+}

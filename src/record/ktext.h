@@ -1,0 +1,25 @@
+/* The text of /proc/kallsyms as the recorder reads it: its start before the programs
+ * load, for the address they need, and all of it once they run (the programs' own
+ * symbols with the rest), for the trace's kallsyms section. */
+#ifndef SRVSCOPE_RECORD_KTEXT_H
+#define SRVSCOPE_RECORD_KTEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The address at the start of the line at p (hex), 0 if none. */
+uint64_t ktext__line_addr(const char *p, const char *end);
+
+/* The address of the kernel's own text symbol name (type T or t, not a module's), 0 when
+ * it has none. A scan of the text, not a parse of its symbols. */
+uint64_t ktext__find(const char *text, size_t len, const char *name);
+
+/* The address of the kernel's own text symbol name in /proc/kallsyms, read only up to its
+ * line; 0 when it has none. */
+uint64_t ktext__lookup(const char *name);
+
+/* /proc/kallsyms, read whole into a new buffer (NUL-terminated); NULL and errno set when
+ * it cannot be read. */
+char *ktext__read(size_t *len);
+
+#endif
