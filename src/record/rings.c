@@ -38,6 +38,7 @@ struct entry {
 
 struct rec_ring {
 	struct rec_rings *rr;
+	uint64_t drained; /* bytes taken from this ring at the drain under way */
 	int fd;
 	unsigned char *buf;
 	size_t head, tail, cap;
@@ -138,7 +139,6 @@ static int queue(struct rec_ring *q, void *data, size_t size)
 	return 0;
 }
 
-
 /* libbpf counts the record consumed whatever this returns. */
 static int on_sample(void *ctx, void *data, size_t size)
 {
@@ -146,6 +146,7 @@ static int on_sample(void *ctx, void *data, size_t size)
 	struct rec_rings *rr = q->rr;
 	int err = queue(q, data, size);
 
+	q->drained += size + 8; /* and its 8-byte header in the ring */
 	if (err)
 		return err;
 	if (++rr->since_clock >= 1024) {
@@ -166,6 +167,46 @@ static int consume(struct rec_rings *rr)
 	rr->since_clock = 0;
 	err = ring_buffer__consume(rr->rb);
 	return err == STOP_DRAIN ? 0 : err;
+}
+
+/* The most any ring held at the drain just made, in bytes, and each ring's count reset. */
+static uint64_t fullest(struct rec_rings *rr)
+{
+	uint64_t most = 0;
+	int i;
+
+	for (i = 0; i < rr->nr; i++) {
+		if (rr->ring[i].drained > most)
+			most = rr->ring[i].drained;
+		rr->ring[i].drained = 0;
+	}
+	return most;
+}
+
+/* Drains are paced, timeout_ms apart at least: the rings' descriptors are polled level
+ * by level, so while the targets write faster than the rings are read a poll returns at
+ * once, and the recorder would drain without pause, in small drains that each pay for
+ * the batches' flush (an interrupt on every CPU), a poll and a wake-up. The pause is cut
+ * short when the fullest ring took in more than an eighth of its size since the last
+ * drain (a quarter wakes the recorder: struct rec_rings.size), in proportion. */
+static void pace(struct rec_rings *rr, int timeout_ms)
+{
+	uint64_t now = now_ns(), gap = timeout_ms * 1000000ull, since, wait;
+	struct timespec ts;
+
+	if (!rr->last_drain || timeout_ms <= 0)
+		return;
+	since = now - rr->last_drain;
+	if (since >= gap || rr->last_bytes >= rr->size / 8)
+		return;
+	wait = gap - since;
+	/* at the last drain's rate, half the time to an eighth of the ring */
+	if (rr->last_bytes && rr->last_span &&
+	    (double)rr->size / 16 / rr->last_bytes * rr->last_span < wait)
+		wait = (uint64_t)((double)rr->size / 16 / rr->last_bytes * rr->last_span);
+	ts.tv_sec = wait / 1000000000ull;
+	ts.tv_nsec = wait % 1000000000ull;
+	nanosleep(&ts, NULL); /* a signal ends it early: the loop looks at it */
 }
 
 static uint64_t head_key(const struct rec_ring *q)
@@ -379,6 +420,7 @@ int rec_rings__poll(struct rec_rings *rr, int timeout_ms)
 	uint64_t now;
 	int err;
 
+	pace(rr, timeout_ms);
 	rr->until = now_ns() + timeout_ms * 1000000ull + DRAIN_NS;
 	rr->since_clock = 0;
 	err = ring_buffer__poll(rr->rb, timeout_ms);
@@ -389,6 +431,9 @@ int rec_rings__poll(struct rec_rings *rr, int timeout_ms)
 	err = consume(rr);
 	if (err < 0)
 		return err;
+	rr->last_span = rr->last_drain ? now - rr->last_drain : 0;
+	rr->last_drain = now;
+	rr->last_bytes = fullest(rr);
 	if (rr->drained)
 		rr->drained(rr->ctx);
 	return merge(rr, now > SLACK_NS ? now - SLACK_NS : 0);

@@ -38,6 +38,9 @@ struct rec_rings {
 	uint64_t until; /* a drain hands control back at this time (monotonic ns) */
 	int flush_fd;	/* the program that sends a CPU's batch of records (-1: none) */
 	unsigned since_clock;
+	/* The last drain: when (monotonic ns), how long after the one before, and the most
+	 * bytes one ring held (rec_rings__poll's pace). */
+	uint64_t last_drain, last_span, last_bytes;
 };
 
 /* Before the BPF object is loaded: one ring per possible CPU, made for map (an array of
@@ -46,10 +49,11 @@ struct rec_rings {
 int rec_rings__prepare(struct rec_rings *rr, struct bpf_map *map, uint64_t total);
 /* After it is loaded: the rings are put in place and read into fn. 0 or -errno. */
 int rec_rings__open(struct rec_rings *rr, struct bpf_map *map, rec_rings_fn fn, void *ctx);
-/* Waits up to timeout_ms for data, drains every ring and hands on what is final. */
 /* Whether the program flush_fd can be run on a CPU (BPF_PROG_TEST_RUN_ON_CPU): without,
  * the programs must send each record alone (record.bpf.c no_batch). */
 bool rec_rings__can_flush(int flush_fd, int nr_cpus);
+/* Waits up to timeout_ms for data (timeout_ms after the last drain at the earliest,
+ * unless a ring fills fast), drains every ring and hands on what is final. */
 int rec_rings__poll(struct rec_rings *rr, int timeout_ms);
 /* Drains every ring and hands on everything queued (the sources are stopped). */
 int rec_rings__drain(struct rec_rings *rr);
