@@ -25,6 +25,7 @@ struct trace_writer {
 	int fd; /* -1 with a sink */
 	const struct trace_sink *sink;
 	uint64_t bytes, events;
+	uint64_t synced, dropped; /* sent to the disk up to; dropped from the page cache up to */
 	struct buf events_buf, stacks, names, fds;
 };
 
@@ -187,6 +188,27 @@ static uint64_t iov_bytes(const struct iovec *iov, int n)
 	return b;
 }
 
+/* What a flush wrote is sent to the disk at once and dropped from the page cache at the
+ * next flush, written by then: a recording streams megabytes a second, which left in the
+ * cache would push out the pages of the server it looks at (a database's), and new pages
+ * are dear to fill: in a VM that backs its memory lazily, the copy into them took most of
+ * the recorder's CPU time (2.6 ns a byte, against 0.2 into pages used before). For a pipe
+ * both calls fail, harmlessly. */
+static void stream_out(struct trace_writer *w)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	if (w->synced > w->dropped &&
+	    !posix_fadvise(w->fd, (off_t)w->dropped, (off_t)(w->synced - w->dropped),
+			   POSIX_FADV_DONTNEED))
+		w->dropped = w->synced & ~(page - 1); /* the partial page, next time */
+	if (w->bytes > w->synced) {
+		sync_file_range(w->fd, (off_t)w->synced, (off_t)(w->bytes - w->synced),
+				SYNC_FILE_RANGE_WRITE);
+		w->synced = w->bytes;
+	}
+}
+
 int trace_writer__flush(struct trace_writer *w)
 {
 	static const size_t chunk = TRACE_EVENTS_PER_SECTION * REC_SIZE;
@@ -211,6 +233,8 @@ int trace_writer__flush(struct trace_writer *w)
 	if (n) {
 		w->bytes += iov_bytes(iov, n);
 		err = write_all(w->fd, iov, n);
+		if (!err)
+			stream_out(w);
 	}
 	for (i = 0; i < ARRAY_SIZE(bufs); i++)
 		bufs[i]->len = 0;
