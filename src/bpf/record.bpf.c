@@ -2064,7 +2064,21 @@ const volatile __u32 net_ns = 0;
  * and a loopback-heavy server makes as many of them as scheduler events. */
 const volatile bool net_loopback = false;
 
-#define ETH_P_IP_BE 0x0008 /* htons(ETH_P_IP) */
+#define ETH_P_IP_BE   0x0008 /* htons(ETH_P_IP) */
+#define ETH_P_IPV6_BE 0xdd86 /* htons(ETH_P_IPV6) */
+
+#ifndef RECORD_NO_RDONLY_CAST
+/* The fields of the TCP header at t that a record keeps, into tcph. */
+static __always_inline void net_tcp(const struct tcphdr *t, struct tcphdr *tcph)
+{
+	tcph->source = t->source;
+	tcph->dest = t->dest;
+	tcph->seq = t->seq;
+	tcph->ack_seq = t->ack_seq;
+	tcph->doff = t->doff;
+	((__u8 *)tcph)[13] = ((const __u8 *)t)[13];
+}
+#endif
 
 /* The IPv4 and TCP headers at ip into iph and tcph; non-zero when not TCP over IPv4. Loaded
  * in place where the kernel allows it (a header is a few words: a probe read costs more
@@ -2088,35 +2102,84 @@ static __always_inline int net_headers(void *ip, struct iphdr *iph, struct tcphd
 	return 0;
 #else
 	const struct iphdr *i = bpf_rdonly_cast(ip, bpf_core_type_id_kernel(struct iphdr));
-	const struct tcphdr *t;
 
 	if (i->version != 4 || i->protocol != 6)
 		return -1;
-	t = bpf_rdonly_cast(ip + i->ihl * 4, bpf_core_type_id_kernel(struct tcphdr));
 	iph->ihl = i->ihl;
 	iph->saddr = i->saddr;
 	iph->daddr = i->daddr;
 	iph->tot_len = i->tot_len;
-	tcph->source = t->source;
-	tcph->dest = t->dest;
-	tcph->seq = t->seq;
-	tcph->ack_seq = t->ack_seq;
-	tcph->doff = t->doff;
-	((__u8 *)tcph)[13] = ((const __u8 *)t)[13];
+	net_tcp(bpf_rdonly_cast(ip + i->ihl * 4, bpf_core_type_id_kernel(struct tcphdr)), tcph);
 	return 0;
 #endif
 }
 
-/* One TCP/IPv4 segment of skb, whose IP header is at ip. The sender (a TX in a task's
- * context) or the interrupted task is the record's tid; softirq tells which softirq run it
- * happened in, so that a segment sent in answer to another (a SYN-ACK, an ACK) is tied to
- * it. */
+/* The IPv6 and TCP headers at ip, as net_headers. A segment behind extension headers (the
+ * next header not TCP) is not one: TCP over IPv6 rarely has any. */
+static __always_inline int net6_headers(void *ip, struct ipv6hdr *ip6h, struct tcphdr *tcph)
+{
+#ifdef RECORD_NO_RDONLY_CAST
+	struct {
+		struct ipv6hdr ip6;
+		struct tcphdr tcp;
+	} h;
+
+	if (bpf_probe_read_kernel(&h, sizeof(h), ip) || h.ip6.version != 6 ||
+	    h.ip6.nexthdr != IPPROTO_TCP)
+		return -1;
+	*ip6h = h.ip6;
+	*tcph = h.tcp;
+	return 0;
+#else
+	const struct ipv6hdr *i = bpf_rdonly_cast(ip, bpf_core_type_id_kernel(struct ipv6hdr));
+
+	if (i->version != 6 || i->nexthdr != IPPROTO_TCP)
+		return -1;
+	ip6h->payload_len = i->payload_len;
+	ip6h->saddr = i->saddr;
+	ip6h->daddr = i->daddr;
+	net_tcp(bpf_rdonly_cast(ip + sizeof(*i), bpf_core_type_id_kernel(struct tcphdr)), tcph);
+	return 0;
+#endif
+}
+
+/* What an IPv6 address leaves in a record's 4-byte field (its REC_NET6 holds it whole). */
+static __always_inline __u32 addr6_fold(const struct in6_addr *a)
+{
+	return a->in6_u.u6_addr32[0] ^ a->in6_u.u6_addr32[1] ^ a->in6_u.u6_addr32[2] ^
+	       a->in6_u.u6_addr32[3];
+}
+
+/* The REC_NET6 of an IPv6 segment, written before its own record (same ts, same CPU). */
+static __always_inline void net6_addrs(__u64 ts, __u64 id, const struct ipv6hdr *ip6h,
+				       const struct tcphdr *tcph)
+{
+	struct rec *r = rec_reserve(ts, REC_NET6, (__u32)id, id >> 32);
+
+	if (!r)
+		return;
+	__builtin_memcpy(r->net6.saddr, &ip6h->saddr, sizeof(r->net6.saddr));
+	__builtin_memcpy(r->net6.daddr, &ip6h->daddr, sizeof(r->net6.daddr));
+	r->net6.sport = tcph->source;
+	r->net6.dport = tcph->dest;
+	r->net6.seq = tcph->seq;
+	rec_submit(r);
+}
+
+/* One TCP segment of skb over IPv4 or IPv6, whose IP header is at ip. The sender (a TX in a
+ * task's context) or the interrupted task is the record's tid; softirq tells which softirq
+ * run it happened in, so that a segment sent in answer to another (a SYN-ACK, an ACK) is
+ * tied to it. */
 static __always_inline int net_record(struct sk_buff *skb, void *ip, __u16 type)
 {
 	/* skb is a trusted BTF pointer here: its fields are plain loads, not helper calls. */
 	struct net_device *dev = skb->dev;
+	bool v6 = skb->protocol == ETH_P_IPV6_BE;
 	struct {
-		struct iphdr ip;
+		union {
+			struct iphdr ip;
+			struct ipv6hdr ip6;
+		};
 		struct tcphdr tcp;
 	} h;
 	struct cpu_ctx *c;
@@ -2125,35 +2188,38 @@ static __always_inline int net_record(struct sk_buff *skb, void *ip, __u16 type)
 	__u16 tot;
 	struct rec *r;
 
-	if (!dev || skb->protocol != ETH_P_IP_BE)
+	if (!dev || (skb->protocol != ETH_P_IP_BE && !v6))
 		return 0;
 	if (!net_loopback && (dev->flags & IFF_LOOPBACK))
 		return 0;
 	ns = dev->nd_net.net->ns.inum;
 	if (net_ns && ns != net_ns)
 		return 0;
-	if (net_headers(ip, &h.ip, &h.tcp))
+	if (v6 ? net6_headers(ip, &h.ip6, &h.tcp) : net_headers(ip, &h.ip, &h.tcp))
 		return 0;
-	hl = h.ip.ihl * 4;
+	/* tot: the IP packet's bytes after hl (IPv6's payload length excludes its header) */
+	hl = v6 ? 0 : h.ip.ihl * 4;
+	tot = __builtin_bswap16(v6 ? h.ip6.payload_len : h.ip.tot_len);
 	c = ctx_get();
 	if (!c)
 		return 0;
 	ts = bpf_ktime_get_ns();
 	id = bpf_get_current_pid_tgid();
+	if (v6)
+		net6_addrs(ts, id, &h.ip6, &h.tcp);
 	r = rec_reserve(ts, type, (__u32)id, id >> 32);
 	if (!r)
 		return 0;
 	r->h.aux = dev->ifindex;
-	r->net.saddr = h.ip.saddr;
-	r->net.daddr = h.ip.daddr;
+	r->net.saddr = v6 ? addr6_fold(&h.ip6.saddr) : h.ip.saddr;
+	r->net.daddr = v6 ? addr6_fold(&h.ip6.daddr) : h.ip.daddr;
 	r->net.sport = h.tcp.source;
 	r->net.dport = h.tcp.dest;
 	r->net.seq = h.tcp.seq;
 	r->net.ack = h.tcp.ack_seq;
-	tot = __builtin_bswap16(h.ip.tot_len);
 	r->net.len = tot > hl + h.tcp.doff * 4 ? tot - hl - h.tcp.doff * 4 : 0;
 	r->net.flags = ((__u8 *)&h.tcp)[13];
-	r->net.pad = 0;
+	r->net.family = v6 ? REC_NET_IPV6 : 0;
 	r->net.netns = ns;
 	r->net.softirq = in_softirq_now(c) ? c->softirq_seq : 0;
 	rec_submit(r);

@@ -35,6 +35,9 @@ enum rec_type {
 	/* Syscall sampling: a syscall that gives out, changes or takes back an fd, made
 	 * between the windows in which every syscall is written (REC_SYSCALL's layout). */
 	REC_SYSCALL_FD = 21,
+	/* record --net: the addresses of an IPv6 segment, written just before its REC_NET_TX
+	 * or REC_NET_RX (same time and CPU), whose record has no room for them. */
+	REC_NET6 = 22,
 	REC_STACK = 100,       /* ring buffer only: a stack seen for the first time */
 	REC_USTACK_DUMP = 101, /* ring buffer only: user registers + stack bytes to unwind */
 	REC_BATCH = 102,       /* ring buffer only: struct rec_batch, records of one CPU */
@@ -171,16 +174,28 @@ struct rec_state { /* aux: the state letter as in /proc/PID/stat | SWITCH_* flag
 
 /* REC_NET_TX, REC_NET_RX (aux: the device's ifindex). tid/pid: the task running then (the
  * sender of a TX in a task's context; for an RX, or a TX sent from a softirq, whoever it
- * interrupted). IPv4 only; addresses and ports in network byte order as on the wire. */
+ * interrupted). Addresses and ports in network byte order as on the wire. An IPv6 segment
+ * (family REC_NET_IPV6) has the XOR of each address's four words in saddr and daddr, and
+ * its addresses whole in the REC_NET6 record written just before it; family 0 (as every
+ * record had before IPv6 was recorded) is IPv4. */
+#define REC_NET_IPV6 6
 struct rec_net {
 	__u32 saddr, daddr;
 	__u16 sport, dport;
 	__u32 seq, ack;
-	__u16 len;    /* TCP payload bytes */
-	__u8 flags;   /* TCP flags byte (FIN 1, SYN 2, RST 4, PSH 8, ACK 16) */
-	__u8 pad;
-	__u32 netns;  /* the device's network namespace (its inode number) */
+	__u16 len;     /* TCP payload bytes */
+	__u8 flags;    /* TCP flags byte (FIN 1, SYN 2, RST 4, PSH 8, ACK 16) */
+	__u8 family;   /* 0: IPv4, REC_NET_IPV6 */
+	__u32 netns;   /* the device's network namespace (its inode number) */
 	__u64 softirq; /* which softirq run it happened in (per CPU), 0 in a task's context */
+};
+
+/* REC_NET6: the IPv6 addresses of the segment recorded next on this CPU, with the same time;
+ * its ports and sequence number, which tie the two. */
+struct rec_net6 {
+	__u8 saddr[16], daddr[16];
+	__u16 sport, dport;
+	__u32 seq;
 };
 
 /* REC_IPI_SEND (aux: the sender's context, enum wake_kind, | its detail << 8). */
@@ -204,6 +219,7 @@ struct rec {
 		struct rec_sample sample;
 		struct rec_state state;
 		struct rec_net net;
+		struct rec_net6 net6;
 		struct rec_ipi ipi;
 		__u8 raw[REC_SIZE - sizeof(struct rec_hdr)];
 	};

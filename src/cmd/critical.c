@@ -142,7 +142,7 @@ static void print_text(const struct crit_graph *g, const struct crit_path *p, si
 	       "Thread", "State", "Waited for");
 	for (i = 0; i < p->nr; i++) {
 		const struct crit_segment *seg = &p->segs[i];
-		char th[64], what[96];
+		char th[64], what[CRIT_WHAT_SIZE];
 
 		snprintf(th, sizeof(th), "%s %u", thread_name(g, seg->host, seg->tid), seg->tid);
 		/* Integer formatting: a path over a long trace has millions of lines, and %f
@@ -228,7 +228,7 @@ static int print_json(const struct crit_graph *g, const struct crit_path *p, siz
 	struct json_writer *w = json_writer__new(stdout);
 	struct summary s;
 	size_t i, events = 0;
-	char what[96];
+	char what[CRIT_WHAT_SIZE];
 
 	if (!w)
 		return -ENOMEM;

@@ -49,10 +49,13 @@ struct crit_pkt {
 	uint64_t key; /* hash of what identifies the segment on the wire */
 	uint64_t ctx; /* the softirq it was sent or received in (0: a task's context) */
 	uint32_t tid, pid;
-	uint32_t saddr, daddr;
+	/* IPv4: the first 4 bytes. An IPv6 segment whose REC_NET6 was lost has family 0 and
+	 * its addresses zero (it is still matched, by what its own record holds). */
+	uint8_t saddr[16], daddr[16];
 	uint16_t sport, dport;
 	uint16_t cpu;
-	uint8_t flags; /* TCP flags */
+	uint8_t family; /* AF_INET, AF_INET6, 0 */
+	uint8_t flags;	/* TCP flags */
 	bool tx;
 	uint32_t peer; /* index of the matched packet in the peer host's list + 1, 0: none */
 	uint16_t peer_host;
@@ -213,8 +216,10 @@ struct crit_segment {
 };
 
 /* What a segment waited for, for the user: "hrtimer", "NET_RX", "irq 36 virtio1-req.0",
- * "10.0.0.1:80 -> 10.0.0.2:5000", "irq_work", "call_function_single from web 4242", "" for
- * the others. Returns buf. */
+ * "10.0.0.1:80 -> 10.0.0.2:5000", "[fd00::1]:80 -> [fd00::2]:5000", "irq_work",
+ * "call_function_single from web 4242", "" for the others. Returns buf, whose size should be
+ * CRIT_WHAT_SIZE (two IPv6 addresses and ports fit). */
+#define CRIT_WHAT_SIZE 128
 const char *crit_segment__what(const struct crit_graph *g, const struct crit_segment *s, char *buf,
 			       size_t size);
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "analysis/blocking.h"
 #include "critical/critical.h"
@@ -55,11 +56,14 @@ static const char *info_value(const struct trace *t, const char *key, char *buf,
 	return buf;
 }
 
+/* Of the segment's own record: an IPv6 one whose REC_NET6 was lost is still matched (its
+ * addresses by their folds), and one never matches a segment of the other family. */
 static uint64_t pkt_key(const struct rec_net *n)
 {
 	uint64_t h = fnv1a(&n->saddr, 4, 14695981039346656037ull);
 
 	h = fnv1a(&n->daddr, 4, h);
+	h = fnv1a(&n->family, 1, h);
 	h = fnv1a(&n->sport, 2, h);
 	h = fnv1a(&n->dport, 2, h);
 	h = fnv1a(&n->seq, 4, h);
@@ -228,11 +232,31 @@ static void add_ipi(struct crit_host *h, const struct rec *e, size_t *cap)
 	s->call = e->ipi.callback != 0;
 }
 
+/* A packet's addresses: an IPv4 segment's from its record, an IPv6 segment's from the
+ * REC_NET6 written just before it (a6, the last one read: same time, CPU, ports and seq). */
+static void pkt_addrs(struct crit_pkt *p, const struct rec *e, const struct rec *a6)
+{
+	const struct rec_net6 *n6 = &a6->net6;
+
+	if (e->net.family != REC_NET_IPV6) {
+		p->family = AF_INET;
+		memcpy(p->saddr, &e->net.saddr, 4);
+		memcpy(p->daddr, &e->net.daddr, 4);
+	} else if (a6->h.type == REC_NET6 && a6->h.ts == e->h.ts && a6->h.cpu == e->h.cpu &&
+		   n6->sport == e->net.sport && n6->dport == e->net.dport &&
+		   n6->seq == e->net.seq) {
+		p->family = AF_INET6;
+		memcpy(p->saddr, n6->saddr, sizeof(p->saddr));
+		memcpy(p->daddr, n6->daddr, sizeof(p->daddr));
+	}
+}
+
 /* The packets and the IPIs sent, in one pass over the events. */
 static void host_sends(struct crit_host *h)
 {
 	const struct trace *t = h->t;
 	size_t i, cap = 0, cap_ipis = 0;
+	struct rec a6 = {0}; /* the last REC_NET6 */
 
 	for (i = 0; i < t->nr_ev; i++) {
 		const struct rec *e = t->ev[i];
@@ -242,6 +266,8 @@ static void host_sends(struct crit_host *h)
 			add_ipi(h, e, &cap_ipis);
 			continue;
 		}
+		if (e->h.type == REC_NET6)
+			a6 = *e;
 		if (e->h.type != REC_NET_TX && e->h.type != REC_NET_RX)
 			continue;
 		xgrow((void **)&h->pkts, &cap, h->nr_pkts + 1, sizeof(*h->pkts));
@@ -252,8 +278,7 @@ static void host_sends(struct crit_host *h)
 		p->ctx = e->net.softirq;
 		p->tid = e->h.tid;
 		p->pid = e->h.pid;
-		p->saddr = e->net.saddr;
-		p->daddr = e->net.daddr;
+		pkt_addrs(p, e, &a6);
 		p->sport = e->net.sport;
 		p->dport = e->net.dport;
 		p->cpu = e->h.cpu;
@@ -289,7 +314,10 @@ static void match_packets(struct crit_graph *g)
 			if (p->tx || !u64map__get(&tx, p->key, &v))
 				continue;
 			q = &g->hosts[v >> 40].pkts[v & ((1ull << 40) - 1)];
-			if (q->saddr != p->saddr || q->sport != p->sport || q->dport != p->dport)
+			if (q->sport != p->sport || q->dport != p->dport ||
+			    (p->family && q->family &&
+			     (memcmp(q->saddr, p->saddr, sizeof(p->saddr)) ||
+			      memcmp(q->daddr, p->daddr, sizeof(p->daddr)))))
 				continue;
 			p->peer_host = v >> 40;
 			p->peer = (v & ((1ull << 40) - 1)) + 1;

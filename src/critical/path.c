@@ -4,6 +4,7 @@
  * host) that woke it, walked backwards in turn but only over the wait's own interval. The
  * walk keeps an explicit stack of the intervals still to explain, so a long chain of
  * wake-ups costs memory, not the C stack. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -216,13 +217,26 @@ static long pick_rx(const struct crit_graph *g, size_t h, int cpu, uint64_t ts, 
 	return best;
 }
 
+/* "10.0.0.1", "[fd00::1]"; "[?]" for the addresses of an IPv6 segment recorded without them. */
+static void addr_name(int family, const uint8_t *a, char *buf, size_t size)
+{
+	char s[INET6_ADDRSTRLEN];
+
+	if (family == AF_INET && inet_ntop(AF_INET, a, buf, size))
+		return;
+	if (family == AF_INET6 && inet_ntop(AF_INET6, a, s, sizeof(s)))
+		snprintf(buf, size, "[%s]", s);
+	else
+		snprintf(buf, size, "[?]");
+}
+
 static void pkt_name(const struct crit_pkt *p, char *buf, size_t size)
 {
-	const uint8_t *s = (const uint8_t *)&p->saddr, *d = (const uint8_t *)&p->daddr;
+	char s[INET6_ADDRSTRLEN + 2], d[INET6_ADDRSTRLEN + 2];
 
-	snprintf(buf, size, "%u.%u.%u.%u:%u -> %u.%u.%u.%u:%u", s[0], s[1], s[2], s[3],
-		 (p->sport >> 8 | p->sport << 8) & 0xffff, d[0], d[1], d[2], d[3],
-		 (p->dport >> 8 | p->dport << 8) & 0xffff);
+	addr_name(p->family, p->saddr, s, sizeof(s));
+	addr_name(p->family, p->daddr, d, sizeof(d));
+	snprintf(buf, size, "%s:%u -> %s:%u", s, ntohs(p->sport), d, ntohs(p->dport));
 }
 
 /* A wait ended by the network on host: follow the packet that woke it back to its sender,

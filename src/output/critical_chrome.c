@@ -50,7 +50,7 @@ static uint32_t track_pid(const struct crit_segment *seg)
 static void slice(struct out *o, const struct crit_graph *g, const struct crit_segment *seg,
 		  int64_t base_ns, uint32_t pid, uint32_t tid)
 {
-	char name[160], what[96];
+	char name[192], what[CRIT_WHAT_SIZE];
 	json_t *ev, *args;
 
 	crit_segment__what(g, seg, what, sizeof(what));

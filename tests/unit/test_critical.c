@@ -4,6 +4,9 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
 
 #include "critical/critical.h"
 #include "rec_build.h"
@@ -169,22 +172,95 @@ static void ipi_test(void)
 	trace__close(t);
 }
 
+/* A TCP segment's record, not yet written: 8 bytes of payload, PSH|ACK. */
+static void net_rec(struct rec *r, struct tb *b, uint64_t ts, bool tx, uint32_t tid, uint16_t cpu,
+		    uint64_t softirq, uint32_t seq, uint16_t sport, uint16_t dport)
+{
+	tb_rec(b, ts, tx ? REC_NET_TX : REC_NET_RX, tid, tid, 1, r);
+	r->h.cpu = cpu;
+	r->net.sport = sport;
+	r->net.dport = dport;
+	r->net.seq = seq;
+	r->net.flags = 0x18;
+	r->net.len = 8;
+	r->net.softirq = softirq;
+}
+
+/* An IPv4 segment between 10.0.0.1 (port 5000) and 10.0.0.2 (port 80). */
 static void net(struct tb *b, uint64_t ts, bool tx, uint32_t tid, uint16_t cpu, uint64_t softirq,
 		uint32_t seq, uint16_t sport, uint16_t dport)
 {
 	struct rec r;
 
-	tb_rec(b, ts, tx ? REC_NET_TX : REC_NET_RX, tid, tid, 1, &r);
-	r.h.cpu = cpu;
+	net_rec(&r, b, ts, tx, tid, cpu, softirq, seq, sport, dport);
 	r.net.saddr = sport == 80 ? 0x0200000a : 0x0100000a;
 	r.net.daddr = sport == 80 ? 0x0100000a : 0x0200000a;
-	r.net.sport = sport;
-	r.net.dport = dport;
-	r.net.seq = seq;
-	r.net.flags = 0x18;
-	r.net.len = 8;
-	r.net.softirq = softirq;
 	trace_writer__add_event(b->w, &r);
+}
+
+/* The XOR of an IPv6 address's words: what its segment's own record holds. */
+static uint32_t fold6(const uint8_t *a)
+{
+	uint32_t w[4];
+
+	memcpy(w, a, sizeof(w));
+	return w[0] ^ w[1] ^ w[2] ^ w[3];
+}
+
+/* An IPv6 segment from src to dst, as the recorder writes it: its addresses in a REC_NET6
+ * just before (left out when !whole: lost), then its record with their folds. */
+static void net6(struct tb *b, uint64_t ts, bool tx, uint32_t tid, uint16_t cpu, uint64_t softirq,
+		 uint32_t seq, uint16_t sport, uint16_t dport, const uint8_t *src,
+		 const uint8_t *dst, bool whole)
+{
+	struct rec r;
+
+	if (whole) {
+		tb_rec(b, ts, REC_NET6, tid, tid, 0, &r);
+		r.h.cpu = cpu;
+		memcpy(r.net6.saddr, src, 16);
+		memcpy(r.net6.daddr, dst, 16);
+		r.net6.sport = sport;
+		r.net6.dport = dport;
+		r.net6.seq = seq;
+		trace_writer__add_event(b->w, &r);
+	}
+	net_rec(&r, b, ts, tx, tid, cpu, softirq, seq, sport, dport);
+	r.net.family = REC_NET_IPV6;
+	r.net.saddr = fold6(src);
+	r.net.daddr = fold6(dst);
+	trace_writer__add_event(b->w, &r);
+}
+
+/* The path's segments as comments, for a check that failed. */
+static void print_path(const struct crit_graph *g, const struct crit_path *p)
+{
+	char what[CRIT_WHAT_SIZE];
+
+	for (size_t i = 0; i < p->nr; i++)
+		printf("# host %u %u %s %" PRId64 "-%" PRId64 " %s\n", p->segs[i].host,
+		       p->segs[i].tid, crit_edge__name(p->segs[i].edge), p->segs[i].start_ns,
+		       p->segs[i].end_ns, crit_segment__what(g, &p->segs[i], what, sizeof(what)));
+}
+
+static void two_hosts_free(struct crit_graph *g, struct crit_path *p, struct trace **t)
+{
+	crit_path__free(p);
+	crit_graph__free(g);
+	trace__close(t[0]);
+	trace__close(t[1]);
+}
+
+/* A trace of host id (its host_id), where tid (a process alone) is switched in at ts. */
+static void host_open(struct tb *b, const char *id, uint32_t tid, const char *comm, uint64_t ts)
+{
+	char info[32];
+	int n = snprintf(info, sizeof(info), "host_id=%s\n", id);
+
+	tb_open(b);
+	trace_writer__section(b->w, SEC_INFO, info, n);
+	trace_writer__add_name(b->w, tid, tid, comm);
+	tb_switch(b, ts, 0, 0, 0, tid, tid, -1, -1, 0, 0);
 }
 
 /* Two packets handled by the softirq run that woke server S: the last one came from the
@@ -196,23 +272,17 @@ static void longest_explained_test(void)
 	struct trace *t[2];
 	struct crit_graph g;
 	struct crit_path p;
-	char err[256] = "", what[96];
+	char err[256] = "";
 	struct tb x, y;
 	bool right;
 
-	tb_open(&x); /* the client */
-	trace_writer__section(x.w, SEC_INFO, "host_id=x\n", 10);
-	trace_writer__add_name(x.w, CL, CL, "client");
-	tb_switch(&x, 50, 0, 0, 0, CL, CL, -1, -1, 0, 0);
+	host_open(&x, "x", CL, "client", 50);	   /* the client */
 	net(&x, 500, true, CL, 0, 0, 1, 5000, 80); /* P1, sent by C */
 	tb_switch(&x, 600, CL, CL, 1, 0, 0, 0, 3, 0, 0);
 	net(&x, 900, true, 0, 1, 9, 2, 5000, 80);   /* P2, sent from a softirq */
 	net(&x, 1150, false, 0, 0, 4, 3, 80, 5000); /* the answer */
 	t[0] = tb_read(&x, 2000);
-	tb_open(&y); /* the server */
-	trace_writer__section(y.w, SEC_INFO, "host_id=y\n", 10);
-	trace_writer__add_name(y.w, S, S, "server");
-	tb_switch(&y, 60, 0, 0, 0, S, S, -1, -1, 0, 0);
+	host_open(&y, "y", S, "server", 60);		/* the server */
 	tb_switch(&y, 100, S, S, 1, 0, 0, 43, 3, 0, 0); /* accept */
 	net(&y, 990, false, 0, 0, 7, 1, 5000, 80);
 	net(&y, 995, false, 0, 0, 7, 2, 5000, 80);
@@ -234,14 +304,101 @@ static void longest_explained_test(void)
 		p.segs[1].edge == CRIT_NETWORK && p.segs[1].from_host == 0 &&
 		p.segs[1].from_tid == CL && llabs(p.segs[1].start_ns - 500) < 100;
 	ok(right, "C running, then the network from C's send: the chain that explains it all");
-	for (size_t i = 0; !right && i < p.nr; i++)
-		printf("# host %u %u %s %" PRId64 "-%" PRId64 " %s\n", p.segs[i].host,
-		       p.segs[i].tid, crit_edge__name(p.segs[i].edge), p.segs[i].start_ns,
-		       p.segs[i].end_ns, crit_segment__what(&g, &p.segs[i], what, sizeof(what)));
-	crit_path__free(&p);
-	crit_graph__free(&g);
-	trace__close(t[0]);
-	trace__close(t[1]);
+	if (!right)
+		print_path(&g, &p);
+	two_hosts_free(&g, &p, t);
+}
+
+/* The received packet of host h at ts. */
+static const struct crit_pkt *pkt_at(const struct crit_graph *g, size_t h, uint64_t ts)
+{
+	for (size_t i = 0; i < g->hosts[h].nr_pkts; i++)
+		if (g->hosts[h].pkts[i].ts == ts)
+			return &g->hosts[h].pkts[i];
+	return NULL;
+}
+
+/* Client C (fd00::1, port 5000) asks server S (fd00::2, port 80) over IPv6 and waits for the
+ * answer: C's wait is followed to S's work through the network, both ways, and the clocks
+ * synchronised over those packets. Segments that only look the same are not matched: the
+ * same ports and sequence number from an address whose words are those of C's in another
+ * order (its fold is the same: the record alone cannot tell them apart), or over IPv4 with
+ * C's and S's folds for addresses (sent as a segment whose REC_NET6 was lost). One whose
+ * REC_NET6 was lost is matched by its record. */
+static void ipv6_test(void)
+{
+	enum { S = 20, CL = 30 };
+	static const uint8_t a[16] = {0xfd, [15] = 1}, b6[16] = {0xfd, [15] = 2},
+			     other[16] = {[3] = 1, [12] = 0xfd}; /* a's words in another order */
+	struct trace *t[2];
+	struct crit_graph g;
+	struct crit_path p;
+	char err[256] = "", what[CRIT_WHAT_SIZE] = "";
+	const uint16_t c_port = htons(5000), s_port = htons(80);
+	const struct crit_pkt *k;
+	struct tb x, y;
+	struct rec r;
+	bool right;
+
+	ok(fold6(other) == fold6(a) && memcmp(other, a, 16), "ipv6: a look-alike address");
+	host_open(&x, "x", CL, "client", 50);			       /* the client */
+	net6(&x, 500, true, CL, 0, 0, 1, c_port, s_port, a, b6, true); /* the request */
+	net6(&x, 510, true, CL, 0, 0, 2, c_port, s_port, a, b6, true);
+	net6(&x, 520, true, CL, 0, 0, 4, c_port, s_port, a, b6, true);
+	net6(&x, 530, true, CL, 0, 0, 5, c_port, s_port, a, b6, false);
+	tb_switch(&x, 600, CL, CL, 1, 0, 0, 0, 3, 0, 0);		/* read */
+	net6(&x, 1150, false, 0, 0, 4, 3, s_port, c_port, b6, a, true); /* the answer */
+	tb_waking_irq(&x, 1160, CL, CL, WAKE_SOFTIRQ, 3, 0, 0);
+	tb_switch(&x, 1170, 0, 0, 0, CL, CL, -1, -1, 0, 0);
+	t[0] = tb_read(&x, 2000);
+	host_open(&y, "y", S, "server", 60);	       /* the server */
+	tb_switch(&y, 100, S, S, 1, 0, 0, 0, 3, 0, 0); /* read */
+	net6(&y, 990, false, 0, 0, 7, 1, c_port, s_port, a, b6, true);
+	net6(&y, 992, false, 0, 1, 8, 2, c_port, s_port, other, b6, true);
+	net6(&y, 994, false, 0, 1, 8, 4, c_port, s_port, a, b6, false);
+	net_rec(&r, &y, 996, false, 0, 1, 8, 5, c_port, s_port);
+	r.net.saddr = fold6(a);
+	r.net.daddr = fold6(b6);
+	trace_writer__add_event(y.w, &r);
+	tb_waking_irq(&y, 1000, S, S, WAKE_SOFTIRQ, 3, 0, 0);
+	tb_switch(&y, 1010, 0, 0, 0, S, S, -1, -1, 0, 0);
+	net6(&y, 1100, true, S, 0, 0, 3, s_port, c_port, b6, a, true);
+	tb_switch(&y, 1120, S, S, 1, 0, 0, 0, 3, 0, 0);
+	t[1] = tb_read(&y, 2000);
+	if (!ok(t[0] && t[1], "ipv6: two traces read back"))
+		return;
+	ok(!crit_graph__build(&g, t, 2, err, sizeof(err)), "ipv6: graph over two hosts: %s", err);
+	ok(g.hosts[1].sync == CRIT_SYNC_APPROXIMATE || g.hosts[1].sync == CRIT_SYNC_ACCURATE,
+	   "ipv6: clocks synchronised over IPv6 packets (%s, %u packets)",
+	   crit_sync__quality_name(g.hosts[1].sync), g.hosts[1].exchanged);
+	k = pkt_at(&g, 1, 990);
+	ok(k && k->peer && k->peer_host == 0 && k->family == AF_INET6 && !memcmp(k->saddr, a, 16),
+	   "the request received is matched to its send, its addresses whole");
+	k = pkt_at(&g, 1, 992);
+	ok(k && !k->peer, "not a segment from a look-alike address");
+	k = pkt_at(&g, 1, 994);
+	ok(k && k->peer && k->family == 0, "one recorded without its addresses: matched");
+	k = pkt_at(&g, 1, 996);
+	ok(k && !k->peer && k->family == AF_INET, "not an IPv4 segment with the same fields");
+
+	/* The request on the wire as S's wait, S's work, the answer on the wire. */
+	ok(!crit_graph__path(&g, 0, CL, 600, 1160, &p), "ipv6: path of the client's wait");
+	right = p.nr >= 3 && p.segs[0].host == 1 && p.segs[0].tid == S &&
+		p.segs[0].edge == CRIT_NETWORK && p.segs[0].from_host == 0 &&
+		p.segs[0].from_tid == CL &&
+		!strcmp(crit_segment__what(&g, &p.segs[0], what, sizeof(what)),
+			"[fd00::1]:5000 -> [fd00::2]:80") &&
+		p.segs[p.nr - 2].host == 1 && p.segs[p.nr - 2].tid == S &&
+		p.segs[p.nr - 2].edge == CRIT_RUNNING && p.segs[p.nr - 1].host == 0 &&
+		p.segs[p.nr - 1].tid == CL && p.segs[p.nr - 1].edge == CRIT_NETWORK &&
+		p.segs[p.nr - 1].from_host == 1 && p.segs[p.nr - 1].from_tid == S &&
+		!strcmp(crit_segment__what(&g, &p.segs[p.nr - 1], what, sizeof(what)),
+			"[fd00::2]:80 -> [fd00::1]:5000");
+	ok(right, "the request on the wire [fd00::1]:5000 -> [fd00::2]:80 as S's wait, S's work, "
+		  "the answer [fd00::2]:80 -> [fd00::1]:5000");
+	if (!right)
+		print_path(&g, &p);
+	two_hosts_free(&g, &p, t);
 }
 
 /* Packets between X (the true clock) and Y, whose clock is offset and drifts; one-way
@@ -319,6 +476,7 @@ int main(void)
 	path_test();
 	ipi_test();
 	longest_explained_test();
+	ipv6_test();
 	sync_test();
 	return done_testing();
 }
