@@ -31,9 +31,8 @@ def check(cond, why):
 # pong blocks in every read (ping pauses between rounds), and once more to see the pipe
 # closed; ping blocks in its 201 sleeps (200 pauses, one before the rounds) and in a read
 # only when pong is slower to answer, which varies with the load: each thread's blocked
-# reads are its voluntary switches less its sleeps, and for ping less its wait for
-# srvscope's go before its exec (the trace starts with it asleep there: never one of the
-# command's reads) and perhaps its pthread_join.
+# reads are its voluntary switches less its sleeps, and for ping less perhaps its
+# pthread_join.
 for me, other, name, sleeps in ((pong, ping, "ping", 0), (ping, pong, "pong", 201)):
     reads = [b for b in tasks[me]["blocks"] if b["syscall"] == "read"]
     right = [b for b in reads if b["wakeup"] == {"kind": "task", "detail": None, "waker_tid": other, "waker_comm": name}]
@@ -61,7 +60,7 @@ like "$text" "Syscall +Count +Sum \(ms\) +Min \(ms\) +Max \(ms\) +Mean \(ms\) +S
 check "--comm filters the other thread out" sh -c "! printf '%s' \"\$1\" | grep -q 'task ping'" - "$text"
 
 # --stacks: pong blocks in read() called from pong(), and is woken by ping's write() from
-# main() through the kernel's pipe write path.
+# ping() (the fixture's thread function) through the kernel's pipe write path.
 "$SRVSCOPE" blocking --format=json --stacks --tid "$pong" "$f" >"$TMP/s.json"
 ok $? "blocking --stacks --format=json"
 python3 - "$TMP/s.json" <<'PY'
@@ -81,19 +80,19 @@ def follows(names, seq):
 right = [b for b in blocks
          if follows(user(b["stack"]), ["read", "pong", "start_thread"])
          and any("pipe_read" in k for k in kernel(b["stack"]))
-         and follows(user(b["waker_stack"]), ["write", "main"])
+         and follows(user(b["waker_stack"]), ["write", "ping", "start_thread"])
          and any("pipe_write" in k for k in kernel(b["waker_stack"]))]
-print("# %d of %d reads: read <- pong <- start_thread, woken by write <- main via pipe_write" % (len(right), len(blocks)))
+print("# %d of %d reads: read <- pong <- start_thread, woken by write <- ping via pipe_write" % (len(right), len(blocks)))
 if blocks and len(right) < len(blocks):
     b = next(b for b in blocks if b not in right)
     print("# e.g. stack %s / waker %s" % ([f["symbol"] for f in b["stack"]], [f["symbol"] for f in b["waker_stack"]]))
 sys.exit(0 if len(blocks) >= 150 and len(right) >= 0.95 * len(blocks) else 1)
 PY
-ok $? "each read's stack is pong's, and its waker's stack is ping's write from main"
+ok $? "each read's stack is pong's, and its waker's stack is ping's write"
 text=$("$SRVSCOPE" blocking --stacks --tid "$pong" --min-ms 0.1 "$f")
 like "$text" "blocked at:" "text --stacks: where it blocked"
 like "$text" "woken from:" "text --stacks: the waker's stack"
-like "$text" "#[0-9]+ +main$" "text --stacks: user frames named"
+like "$text" "#[0-9]+ +ping$" "text --stacks: user frames named"
 
 wake=$("$SRVSCOPE" flame "$f" --kind=wake --tid "$pong")
 like "$wake" "^pong;.*;--;.*;ping [0-9]+$" "the wake-up graph of pong ends in ping"
