@@ -33,6 +33,7 @@
 #include "record/record.h"
 #include "record/rings.h"
 #include "record/softirq.h"
+#include "record/startwatch.h"
 #include "record/syssample.h"
 #include "record/ustack.h"
 #include "record.skel.h"
@@ -77,6 +78,7 @@ struct recorder {
 	const struct record_opts *o;
 	struct record_cost cost;
 	struct record_bpf *skel;
+	struct startwatch watch; /* the targets, while the programs load */
 	struct rec_rings rings;
 	struct trace_writer *w;
 	int nr_cpus;
@@ -1096,7 +1098,8 @@ static int load(struct recorder *r)
 	}
 	kbtf__release();
 	err = record_bpf__load(r->skel);
-
+	if (err && r->watch.gone)
+		return -ESRCH; /* interrupted: the targets are gone (record__run says so) */
 	if (err == -EPERM || err == -EACCES)
 		return error_no_privilege();
 	if (err)
@@ -1163,7 +1166,15 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	lost = xcalloc((size_t)r.nr_cpus * LOST_REASONS, sizeof(*lost));
 	ustacks__init(&r.ustacks, (uint64_t)(o->stack_refresh_ms * 1e6), o->ustack_dump_bytes);
 
-	if (load(&r)) {
+	startwatch__begin(&r.watch, o->pids, o->nr_pids);
+	err = load(&r);
+	if (startwatch__end(&r.watch)) {
+		err = -ESRCH;
+		error("every target process exited while the recording started: nothing was "
+		      "recorded");
+		goto out_destroy;
+	}
+	if (err) {
 		err = -EPERM;
 		goto out_destroy;
 	}

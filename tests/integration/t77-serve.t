@@ -147,12 +147,21 @@ CPORT=$(free_port)
 SERVE2=$!
 _pids="$_pids $SERVE2"
 for _ in $(seq 100); do grep -q serving "$TMP/serve2.err" && break; sleep 0.1; done
-sleep 0.5
+# The listener says "serving" before the recorder has loaded and attached (a second or more
+# on a loaded machine): the window starts once samples come in.
+oncpu_user() {
+	curl -s "http://127.0.0.1:$CPORT/metrics" |
+		awk -F'} ' '/^srvscope_oncpu_seconds_total.*component="user"/ {s += $2} END {print s + 0}'
+}
+for _ in $(seq 150); do
+	awk -v m="$(oncpu_user)" 'BEGIN { exit !(m > 0) }' && break
+	sleep 0.1
+done
 t1=$(awk '{print $14 + $15}' "/proc/$BURN/stat")
-m1=$(curl -s "http://127.0.0.1:$CPORT/metrics" | awk -F'} ' '/^srvscope_oncpu_seconds_total.*component="user"/ {s += $2} END {print s + 0}')
+m1=$(oncpu_user)
 sleep 2
 t2=$(awk '{print $14 + $15}' "/proc/$BURN/stat")
-m2=$(curl -s "http://127.0.0.1:$CPORT/metrics" | awk -F'} ' '/^srvscope_oncpu_seconds_total.*component="user"/ {s += $2} END {print s + 0}')
+m2=$(oncpu_user)
 ticks=$(getconf CLK_TCK)
 r=$(awk -v a="$m1" -v b="$m2" -v x="$t1" -v y="$t2" -v hz="$ticks" \
 	'BEGIN { c = (y - x) / hz; printf "%.2f %.2f", b - a, c }')
