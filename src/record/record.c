@@ -623,9 +623,12 @@ static void snapshot_process(struct recorder *r, pid_t pid, uint64_t ts,
 	free(tids);
 }
 
-static void snapshot_targets(struct recorder *r)
+/* The targets' states at ts: the instant right after the attach, taken before the trees
+ * are listed (tens of milliseconds among hundreds of processes). A thread with an event
+ * before ts has its state from that event, and the one written here is passed over: a
+ * sleeper that woke in between lost its first episode, begun before the recording. */
+static void snapshot_targets(struct recorder *r, uint64_t ts)
 {
-	uint64_t ts = now_ns();
 	size_t i, n = r->nr_targets; /* not the children forked meanwhile: they start fresh */
 
 	if (r->o->all) {
@@ -1145,7 +1148,7 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	struct trace_file_header hdr;
 	struct sigaction sa = {.sa_handler = on_stop};
 	struct syssample_progs sys_progs;
-	uint64_t *lost = NULL, end_ns, events;
+	uint64_t *lost = NULL, end_ns, events, start_ts;
 	int go_fd = -1, err = 0;
 	size_t i;
 
@@ -1243,8 +1246,9 @@ int record__run(const struct record_opts *o, int *cmd_status)
 		err = -ENODEV;
 		goto out_close;
 	}
+	start_ts = now_ns();
 	follow_trees(&r);
-	snapshot_targets(&r);
+	snapshot_targets(&r, start_ts);
 	/* Compressing kallsyms takes a fifth of a second: done with events flowing (into the
 	 * ring), not between the trace's start and the attach; after the start snapshot (its
 	 * states are the targets' as events begin), before the command runs (its first events
