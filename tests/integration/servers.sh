@@ -50,6 +50,13 @@ start_nginx() { # start_nginx WORKERS
 	run_server nginx "$NGINX_PORT" nginx -p "$d" -c "$d/nginx.conf" -e "$d/logs/error.log" ||
 		{ NGINX_PID=$SERVER_PID; sed 's/^/#   /' "$d/logs/error.log"; return 1; }
 	NGINX_PID=$SERVER_PID
+	# The master listens before it forks its workers: under load the port answers while
+	# some are still to come, and a test that takes the tree then finds fewer.
+	local i
+	for i in $(seq 100); do
+		[ "$(children_of "$NGINX_PID" | wc -w)" -ge "$1" ] && break
+		sleep 0.05
+	done
 }
 
 start_apache2() { # start_apache2 CHILDREN: mpm_event, 8 threads a child
