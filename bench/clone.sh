@@ -12,7 +12,8 @@
 # (RATES: the models' runs at those rates, CONNS connections, 2 s each, instead of the
 # defaults (three at 2000 req/s): a background thread whose wake-ups follow the load is
 # cloned so, docs/clone.md; e.g. RATES="200 2000" RATE=200 for CPU per request at 200)
-# (VERBOSE=1: every round's figures and the model's cpu_unrecorded on stderr)
+# (VERBOSE=1: every round's figures, CPU and wake-ups per request by thread name, and the
+# model's cpu_unrecorded on stderr; CLONE_ARGS: more options for the clones, e.g. "--cpu-us 0")
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/memcached.sh"
 bench_need clone.sh memcached redis-server nginx python3
@@ -35,6 +36,34 @@ tree_cpu() {
 		fi
 	done
 	echo $t
+}
+# threads_snap PID FILE: each thread of the tree, "comm runtime_ns voluntary_switches"
+# (VERBOSE=1: where the CPU per request goes, thread name by thread name)
+threads_snap() {
+	local p t c a w
+	for p in $(tree "$1"); do
+		for t in /proc/"$p"/task/*; do
+			read -r a _ <"$t/schedstat" 2>/dev/null || continue
+			w=$(sed -n 's/^voluntary_ctxt_switches:[[:space:]]*//p' "$t/status" 2>/dev/null)
+			c=$(tr ' ' _ <"$t/comm" 2>/dev/null)
+			echo "${t##*/} ${c:-?} $a ${w:-0}"
+		done
+	done >"$2"
+}
+# by_comm BEFORE AFTER REQUESTS: CPU us and wake-ups per request by thread name
+by_comm() {
+	python3 - "$@" <<'PY'
+import sys, collections
+def rd(f):
+    return {l.split()[0]: l.split()[1:] for l in open(f) if len(l.split()) == 4}
+a, b, n = rd(sys.argv[1]), rd(sys.argv[2]), int(sys.argv[3])
+cpu, wk = collections.Counter(), collections.Counter()
+for t, (c, r, w) in b.items():
+    r0, w0 = (int(a[t][1]), int(a[t][2])) if t in a else (0, 0)
+    cpu[c] += int(r) - r0
+    wk[c] += int(w) - w0
+print(" ".join("%s %.1fus/%.2fwk" % (c, cpu[c] / 1e3 / n, wk[c] / n) for c, _ in cpu.most_common() if cpu[c] / 1e3 / n >= 0.05))
+PY
 }
 median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
@@ -63,10 +92,15 @@ url() { case $1 in memcached) echo "memcached://127.0.0.1:$2" ;; redis) echo "re
 measure() {
 	local out c0 c1 n peak p50
 	ROOT=$2
+	[ -n "${VERBOSE:-}" ] && threads_snap "$2" "$OUT/snap0"
 	c0=$(tree_cpu "$2")
 	out=$(timeout -k 2 $((SECS + 10)) "$SRVSCOPE" load "$3" -c "$CONNS" -r "$4" -d "$SECS" 2>&1)
 	c1=$(tree_cpu "$2")
 	n=$(echo "$out" | sed -n 's/^\([0-9]*\) req in.*/\1/p')
+	if [ -n "${VERBOSE:-}" ] && [ "${n:-0}" -gt 0 ]; then
+		threads_snap "$2" "$OUT/snap1"
+		echo "$1: $(by_comm "$OUT/snap0" "$OUT/snap1" "$n")" >>"$OUT/threads"
+	fi
 	p50=$(echo "$out" | sed -n 's/.* p50 \([0-9.]*\) .*/\1/p')
 	out=$(timeout -k 2 $((SECS + 10)) "$SRVSCOPE" load "$3" -c "$CONNS" -r 0 -d "$SECS" 2>&1)
 	peak=$(echo "$out" | sed -n 's/.* s, \([0-9.]*\) req\/s.*/\1/p')
@@ -95,7 +129,7 @@ for s in $SERVERS; do
 			echo "clone.sh: srvscope model of $s failed ($(tail -1 "$OUT/$s.model.err")); the fixture model instead" >&2
 	fi
 	cp_=$(free_port)
-	"$SRVSCOPE" clone "$model" --port "$cp_" -q &
+	"$SRVSCOPE" clone "$model" --port "$cp_" -q ${CLONE_ARGS:-} &
 	clone=$!
 	BENCH_PIDS="$BENCH_PIDS $clone"
 	wait_port "$cp_" "$clone" || { echo "clone.sh: the clone of $s did not start" >&2; exit 1; }
@@ -108,6 +142,8 @@ for s in $SERVERS; do
 	done
 	if [ -n "${VERBOSE:-}" ]; then # every round, and the model's CPU per request unrecorded
 		paste "$OUT/o.$s" "$OUT/c.$s" | sed "s/^/$s rounds (original | clone): /" >&2
+		sed "s/^/$s threads, CPU us and wake-ups per request at the fixed rate: /" "$OUT/threads" >&2
+		: >"$OUT/threads"
 		python3 -c 'import json, sys; print(sys.argv[2], "model:", json.load(open(sys.argv[1]))["syscall_profile"].get("cpu_unrecorded"))' "$model" "$s" >&2
 	fi
 	for who in o c; do

@@ -1017,6 +1017,83 @@ static void periods(struct model_run *run, const struct block_report *rep, const
 	free(main);
 }
 
+/* A network thread's CPU time outside syscalls, from the switches' and the syscalls' times:
+ * its time on CPU less the time each syscall took from entry to exit, less the times it was
+ * off CPU meanwhile. The recorder's own work lands inside the syscalls and switches it
+ * follows (kernel time), so what is left is the thread's user-space code, with the
+ * interrupts it took while there. Needs every syscall: a sampled recording has none. */
+#define USER_OFF_RING 16
+
+struct user_time {
+	uint64_t in_ts, out_ts, first_in; /* on CPU since, off CPU since, first switched in */
+	uint64_t on_wall, sys_on, pending; /* pending: the syscalls of the interval under way */
+	uint64_t off_out[USER_OFF_RING], off_in[USER_OFF_RING];
+	unsigned noff;
+};
+
+static struct user_time *user_of(struct model_run *run, struct user_time *u, uint32_t tid)
+{
+	struct model_thread *th = tid ? find_thread(run, tid) : NULL;
+
+	return th && th->network ? &u[th - run->thr] : NULL;
+}
+
+static void user_times(const struct trace *t, struct model_run *run)
+{
+	struct user_time *u, *x;
+	size_t i;
+	unsigned k;
+
+	if (run->sampled < 1.0 || !run->nr_thr)
+		return;
+	u = xcalloc(run->nr_thr, sizeof(*u));
+	for (i = 0; i < t->nr_ev; i++) {
+		const struct rec *e = t->ev[i];
+		uint64_t ts = e->h.ts, off = 0;
+
+		if (e->h.type == REC_SWITCH) {
+			if ((e->sw.flags & SWITCH_PREV_TARGET) && (x = user_of(run, u, e->h.tid)) &&
+			    x->in_ts) {
+				x->on_wall += ts - x->in_ts;
+				x->sys_on += x->pending;
+				x->pending = 0;
+				x->in_ts = 0;
+				x->out_ts = ts;
+			}
+			if ((e->sw.flags & SWITCH_NEXT_TARGET) &&
+			    (x = user_of(run, u, e->sw.next_tid))) {
+				if (x->out_ts) {
+					x->off_out[x->noff % USER_OFF_RING] = x->out_ts;
+					x->off_in[x->noff++ % USER_OFF_RING] = ts;
+				}
+				x->in_ts = ts;
+				if (!x->first_in)
+					x->first_in = ts;
+			}
+		} else if (e->h.type == REC_SYSCALL && (x = user_of(run, u, e->h.tid)) && x->in_ts &&
+			   x->first_in && e->sc.enter_ts >= x->first_in && ts >= e->sc.enter_ts) {
+			for (k = 0; k < USER_OFF_RING && k < x->noff; k++)
+				if (x->off_out[k] >= e->sc.enter_ts && x->off_in[k] <= ts)
+					off += x->off_in[k] - x->off_out[k];
+			if (ts - e->sc.enter_ts > off)
+				x->pending += ts - e->sc.enter_ts - off;
+		}
+	}
+	for (i = 0; i < run->nr_thr; i++) {
+		x = &u[i];
+		if (!run->thr[i].network || !x->on_wall)
+			continue;
+		/* wall time on CPU against the runtime counter: a VM's stolen time is in the
+		 * first, not the second */
+		if (x->on_wall > x->sys_on)
+			run->net_user_ns += (uint64_t)((double)run->thr[i].on_ns *
+						       (double)(x->on_wall - x->sys_on) /
+						       (double)x->on_wall);
+		run->net_user = true;
+	}
+	free(u);
+}
+
 /* Threads' names, CPU time (the kernel's runtime counter at each switch), on-CPU samples
  * (each weighing its thread's CPU time over its samples) and off-CPU episodes. */
 static void times_and_stacks(const struct trace *t, struct model_run *run, struct walk *w)
@@ -1276,6 +1353,7 @@ int model__analyze(const struct trace *t, uint32_t main_pid, struct model_run *r
 	for (i = 0; i < run->nr_thr; i++)
 		if (run->thr[i].network)
 			run->net_on_ns += run->thr[i].on_ns;
+	user_times(t, run);
 	if (run->sampled < 1.0)
 		unsample(run);
 	run->procs_seen = run->procs.nr;

@@ -208,6 +208,10 @@ struct model_run {
 	struct model_sc_stat *sc; /* [MODEL_MAX_SYSCALL], network threads only */
 	uint64_t unknown_syscalls;
 	uint64_t net_on_ns; /* on-CPU of the network threads (times sampled: the windows' share) */
+	/* Of it, outside syscalls: their user-space CPU time (model__analyze); only when every
+	 * syscall was written (net_user false: a sampled recording, or none) */
+	uint64_t net_user_ns;
+	bool net_user;
 	/* The share of the targets' syscalls recorded in full: 1, or less when the recorder
 	 * sampled them in windows (trace_syscall_sample). What is counted per request, the
 	 * profile, cycles, connections' I/O, comes from the windows; counts over the run are

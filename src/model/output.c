@@ -67,6 +67,13 @@ static json_t *runs_json(const struct model *m)
 				(json_int_t)distinct_pids(run), "trace",
 				run->trace_path ? json_string(run->trace_path) : json_null(),
 				"syscalls_sampled", run->sampled));
+		json_object_set_new(json_array_get(a, r), "on_cpu_us_per_request",
+				    run->cycles ? json_real(run->net_on_ns / 1e3 / run->cycles)
+						: json_null());
+		json_object_set_new(json_array_get(a, r), "user_us_per_request",
+				    run->cycles && run->net_user
+					    ? json_real(run->net_user_ns / 1e3 / run->cycles)
+					    : json_null());
 	}
 	return a;
 }
@@ -564,6 +571,21 @@ static json_t *cpu_runs_json(const struct model *m)
 	return a;
 }
 
+/* The network threads' CPU time outside syscalls per measured request, over the runs that
+ * wrote every syscall (model__analyze); null when none did. */
+static json_t *user_json(const struct model *m)
+{
+	uint64_t cycles = 0, ns = 0;
+	size_t r;
+
+	for (r = 0; r < m->nr_runs; r++)
+		if (m->runs[r].net_user) {
+			cycles += m->runs[r].cycles;
+			ns += m->runs[r].net_user_ns;
+		}
+	return cycles ? json_real(ns / 1e3 / cycles) : json_null();
+}
+
 static json_t *profile_json(const struct model *m, struct sc_sum *sum, size_t *nr_out)
 {
 	uint64_t cycles = 0, on_ns = 0, unknown = 0;
@@ -637,8 +659,9 @@ static json_t *profile_json(const struct model *m, struct sc_sum *sum, size_t *n
 	}
 	*nr_out = (size_t)nr;
 	return json_pack(
-		"{s:I, s:f, s:o, s:o, s:I, s:o}", "requests", (json_int_t)cycles,
-		"on_cpu_us_per_request", cycles ? on_ns / 1e3 / cycles : 0.0,
+		"{s:I, s:f, s:o, s:o, s:o, s:I, s:o}", "requests", (json_int_t)cycles,
+		"on_cpu_us_per_request", cycles ? on_ns / 1e3 / cycles : 0.0, "user_us_per_request",
+		user_json(m),
 		"on_cpu_us_per_request_unrecorded",
 		m->nr_cpu_unrecorded ? json_real(m->cpu_unrecorded[0].cpu_us) : json_null(),
 		"cpu_unrecorded", cpu_runs_json(m), "unknown", (json_int_t)unknown, "syscalls", a);
