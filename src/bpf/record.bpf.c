@@ -563,6 +563,10 @@ static __always_inline struct rec *rec_reserve(__u64 ts, __u16 type, __u32 tid, 
 	 * sends the batch only at depth 0 (a program with interrupts on, net_rx's in a
 	 * softirq, can be interrupted anywhere). */
 	barrier();
+	/* A full batch waits for the next record to be sent: its last record, a waking, may
+	 * take the wake-up that follows it (fold_wakeup). */
+	if (d == 0 && b->h.n >= REC_BATCH_RECS && !no_batch)
+		batch_send(b);
 	if (d == 0 && b->h.n < REC_BATCH_RECS && !no_batch)
 		r = &b->recs[b->h.n & (REC_BATCH_RECS - 1)];
 	else
@@ -578,10 +582,9 @@ static __always_inline void rec_submit(struct rec *r)
 	if (!b)
 		return;
 	if (b->depth == 1 && b->h.n < REC_BATCH_RECS && !no_batch) {
-		/* the batch's next record: full, it is sent (depth still 1: a program that
-		 * comes meanwhile sends its own record alone) */
-		if (++b->h.n == REC_BATCH_RECS)
-			batch_send(b);
+		/* the batch's next record (full, it is sent by the next rec_reserve or by
+		 * flush_batch) */
+		b->h.n++;
 	} else {
 		ring = cpu_ring();
 		if (!ring || bpf_ringbuf_output(ring, r, sizeof(*r), ring ? rb_flags(ring) : 0))
@@ -1661,6 +1664,39 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 	return 0;
 }
 
+/* A wake-up that comes right after its waking on this CPU (the same try_to_wake_up, as
+ * most do) is written into the waking's record (REC_WAKING_FOLD) instead of a record of its
+ * own: the wake-ups were a fifth of a loaded server's records, and the recorder's time goes
+ * by records. The waking must still be in this CPU's batch, its last record, with no
+ * program writing the batch (depth 0); the depth taken meanwhile keeps flush_batch, in an
+ * interrupt, from sending the batch under the change. True when folded. */
+static __always_inline bool fold_wakeup(struct task_struct *p, __u64 ts)
+{
+	struct cpu_batch *b = cpu_batch();
+	bool folded = false;
+	struct rec *w;
+	__u32 d, n;
+	__u64 units;
+
+	if (!b || no_batch)
+		return false;
+	d = b->depth++;
+	barrier();
+	n = b->h.n;
+	if (d == 0 && n > 0 && n <= REC_BATCH_RECS) {
+		w = &b->recs[(n - 1) & (REC_BATCH_RECS - 1)];
+		units = (ts - w->h.ts + REC_WAKING_FOLD_NS / 2) / REC_WAKING_FOLD_NS;
+		if (w->h.type == REC_WAKING && w->h.tid == p->pid && ts >= w->h.ts &&
+		    !(w->h.aux & ~0xffu) && units < REC_WAKING_FOLD_MAX) {
+			w->h.aux |= (__u32)(units + 1) << 8 | (__u32)p->thread_info.cpu << 16;
+			folded = true;
+		}
+	}
+	barrier();
+	b->depth--;
+	return folded;
+}
+
 static __always_inline int emit_wakeup(struct task_struct *p, __u16 type)
 {
 	__u64 ts;
@@ -1670,6 +1706,8 @@ static __always_inline int emit_wakeup(struct task_struct *p, __u16 type)
 	if (!is_target(tgid))
 		return 0;
 	ts = bpf_ktime_get_ns();
+	if (type == REC_WAKEUP && p->thread_info.cpu <= 0xffff && fold_wakeup(p, ts))
+		return 0;
 	r = rec_reserve(ts, type, p->pid, tgid);
 	if (!r)
 		return 0;

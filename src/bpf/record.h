@@ -124,7 +124,13 @@ struct rec_switch_v1 {
 	__s32 prev_prio;
 };
 
-struct rec_waking {	 /* aux: wake_kind | target cpu << 16 */
+/* A REC_WAKING's aux: its wake_kind in the low byte; when bits 8-15 are not zero, the
+ * wake-up that followed (the REC_WAKEUP it would have had, version 3 files) is folded in:
+ * at the waking's time + (bits 8-15 - 1) * REC_WAKING_FOLD_NS, on the CPU in bits 16-31
+ * (the REC_WAKEUP's aux). The reader makes the REC_WAKEUP event of it. */
+#define REC_WAKING_FOLD_NS  64
+#define REC_WAKING_FOLD_MAX 255 /* units: up to 16.3 us after the waking */
+struct rec_waking {
 	__u32 waker_tid; /* the task that was running (for interrupts: the interrupted one) */
 	__u32 detail;	 /* irq number, softirq vector */
 	union {

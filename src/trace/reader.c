@@ -41,6 +41,7 @@ struct run {
 	const struct rec *r;
 	size_t n;
 	size_t last; /* index in t->ev of its last event in time order */
+	size_t sec;  /* its section's index in t->secs */
 };
 
 /* A process's title as the recording first saw it (SEC_TITLE). */
@@ -69,6 +70,12 @@ struct priv {
 	uint32_t cache_idx[256]; /* index + 1; 0: empty */
 	void **owned;		 /* decompressed sections, converted version 1 events */
 	size_t nr_owned, cap_owned;
+	/* The REC_WAKEUP events made of the wakings that carry them folded (version 3), in
+	 * blocks that never move (t->ev points into them), each twice the last. */
+	struct rec *woken;
+	size_t nr_woken, cap_woken;
+	struct rec *woken_blocks[48]; /* each block, for run_of; cap_woken doubles */
+	size_t nr_woken_blocks;
 	size_t cap_secs, cap_damage;
 	uint64_t items;	      /* things read so far (events, stack entries...), per section */
 	const char *kallsyms; /* in the file, zstd-compressed when kallsyms_zstd */
@@ -255,6 +262,7 @@ static int parse_section(struct trace *t, uint16_t type, const char *p, size_t s
 			p = events_v1(pr, p, size);
 		xgrow((void **)&pr->runs, &pr->cap_runs, pr->nr_runs + 1, sizeof(*pr->runs));
 		pr->runs[pr->nr_runs].r = (const struct rec *)p;
+		pr->runs[pr->nr_runs].sec = t->nr_secs - 1; /* add_sec came first */
 		pr->runs[pr->nr_runs++].n = size / REC_SIZE;
 		t->nr_ev += size / REC_SIZE;
 		pr->items += size / REC_SIZE;
@@ -442,6 +450,9 @@ static struct run *run_of(struct priv *p, const struct rec *e, size_t *hint)
 		else
 			return &p->runs[*hint = mid];
 	}
+	for (k = 0; k < p->nr_woken_blocks; k++) /* a wake-up unfolded: in no run */
+		if (e >= p->woken_blocks[k] && e < p->woken_blocks[k] + (4096ul << k))
+			return NULL;
 	for (k = 0; k < p->nr_runs; k++) /* a decompressed or converted run, on the heap */
 		if (e >= p->runs[k].r && e < p->runs[k].r + p->runs[k].n)
 			return &p->runs[*hint = k];
@@ -558,15 +569,57 @@ full:
 	free(tmp);
 }
 
+/* The REC_WAKEUP folded into waking w (rec_waking), made an event of its own in the
+ * priv's blocks; NULL when w carries none. */
+static const struct rec *unfold_wakeup(struct priv *p, const struct rec *w)
+{
+	uint32_t units = (w->h.aux >> 8) & 0xff;
+	struct rec *r;
+
+	if (w->h.type != REC_WAKING || !units)
+		return NULL;
+	if (p->nr_woken == p->cap_woken) {
+		if (p->nr_woken_blocks == ARRAY_SIZE(p->woken_blocks))
+			return NULL; /* 2^59 wake-ups: not a file of this world */
+		p->cap_woken = p->cap_woken ? 2 * p->cap_woken : 4096;
+		p->woken = xmalloc(p->cap_woken * sizeof(*p->woken));
+		p->nr_woken = 0;
+		own(p, p->woken);
+		p->woken_blocks[p->nr_woken_blocks++] = p->woken;
+	}
+	r = &p->woken[p->nr_woken++];
+	memset(r, 0, sizeof(*r));
+	r->h.ts = w->h.ts + (uint64_t)(units - 1) * REC_WAKING_FOLD_NS;
+	r->h.type = REC_WAKEUP;
+	r->h.cpu = w->h.cpu;
+	r->h.tid = w->h.tid;
+	r->h.pid = w->h.pid;
+	r->h.aux = w->h.aux >> 16;
+	return r;
+}
+
 static void index_events(struct trace *t)
 {
 	struct priv *p = t->priv;
-	size_t i, k = 0, j;
+	/* folded wake-ups are a fifth of the events or so: the array grows for more */
+	size_t i, k = 0, j, cap = t->nr_ev + (t->hdr.version >= 3 ? t->nr_ev / 4 : 0) + 1;
 
-	t->ev = xmalloc((t->nr_ev ? t->nr_ev : 1) * sizeof(*t->ev));
+	t->ev = xmalloc(cap * sizeof(*t->ev));
 	for (i = 0; i < p->nr_runs; i++)
-		for (j = 0; j < p->runs[i].n; j++)
+		for (j = 0; j < p->runs[i].n; j++) {
+			const struct rec *w;
+
+			if (k + 2 > cap)
+				xgrow((void **)&t->ev, &cap, k + 2, sizeof(*t->ev));
 			t->ev[k++] = &p->runs[i].r[j];
+			/* right after its waking, where the sort finds it in reach */
+			if ((w = unfold_wakeup(p, &p->runs[i].r[j]))) {
+				t->ev[k++] = w;
+				if (p->runs[i].sec < t->nr_secs) /* its section gave it */
+					t->secs[p->runs[i].sec].items++;
+			}
+		}
+	t->nr_ev = k;
 	sort_events(p, t->ev, t->nr_ev);
 	plan_release(t);
 
@@ -858,7 +911,7 @@ static int read_header(struct trace *t, const char *buf, size_t len, char *err, 
 	memcpy(&t->hdr, buf, sizeof(t->hdr));
 	if (memcmp(t->hdr.magic, TRACE_MAGIC, 8))
 		return fail(err, errlen, "not a srvscope trace file: bad magic at offset 0");
-	if (t->hdr.version != 1 && t->hdr.version != TRACE_VERSION)
+	if (t->hdr.version < 1 || t->hdr.version > TRACE_VERSION)
 		return fail(err, errlen,
 			    "trace file version %u is not supported (this srvscope reads versions "
 			    "1 to %d)",
@@ -977,9 +1030,10 @@ static int parse(struct trace *t, const char *buf, size_t len, char *err, size_t
 			/* Cut off mid-write: keep the whole events that made it. */
 			t->truncated = true;
 			t->truncated_at = off;
-			if (s.type == SEC_EVENTS && avail >= REC_SIZE && !(s.flags & SECF_ZSTD))
-				parse_section(t, SEC_EVENTS, buf + off + hs,
-					      avail - avail % REC_SIZE, off, err, errlen);
+			if (s.type == SEC_EVENTS && avail >= REC_SIZE && !(s.flags & SECF_ZSTD) &&
+			    !parse_section(t, SEC_EVENTS, buf + off + hs, avail - avail % REC_SIZE,
+					   off, err, errlen))
+				pr->runs[pr->nr_runs - 1].sec = SIZE_MAX; /* listed in no section */
 			break;
 		}
 		read_section(t, &s, buf + off + hs, off, hs);

@@ -15,7 +15,9 @@
 #include "util/escape.h"
 
 #define TRACE_MAGIC	    "SRVSCTRC"
-#define TRACE_VERSION	    2
+/* 3: a REC_WAKING may carry its wake-up folded in (rec_waking); the reader makes the
+ * REC_WAKEUP event of it, so analyses see version 2's events. */
+#define TRACE_VERSION	    3
 #define TRACE_SECTION_MAGIC 0x4b434853u /* "SHCK" little-endian */
 
 struct trace_file_header {
@@ -60,7 +62,7 @@ struct trace_section {
 	uint16_t flags;	      /* SECF_* */
 	uint64_t size;	      /* payload bytes, not counting the padding to 8 that follows */
 	uint32_t payload_crc; /* version 2: CRC-32 of the payload as stored */
-	uint32_t header_crc;  /* version 2: CRC-32 of the 20 bytes before it */
+	uint32_t header_crc;  /* version 2: CRC-32 of the 16 bytes before payload_crc */
 };
 #define TRACE_SECTION_V1_SIZE 16	/* version 1 headers stop before the CRCs */
 #define SECF_ZSTD	      (1u << 0) /* the payload is one zstd frame holding the content */

@@ -1,6 +1,6 @@
 /* Fuzz target: the trace file reader (header, sections, truncated tails, compressed
  * sections, damaged sections), then every report's analysis over whatever it accepted.
- * Then the damage property: the input's version 2 checksums are set right, and if that
+ * Then the damage property: the input's checksums (version 2 on) are set right, and if that
  * makes a clean trace, flipping any one byte must lose at most the section holding it
  * (events, stacks and maps of every other section are still read); it aborts otherwise. */
 #include <inttypes.h>
@@ -84,7 +84,7 @@ static void analyze(struct trace *t)
 	critical(t);
 }
 
-/* Sets the checksums of a version 2 file's header and of every section that the walk from
+/* Sets the checksums of a version 2 or later file's header and of every section that the walk from
  * the first one reaches, as a writer would have. */
 static void set_checksums(uint8_t *b, size_t len)
 {
@@ -92,7 +92,7 @@ static void set_checksums(uint8_t *b, size_t len)
 	uint64_t off;
 
 	memcpy(&h, b, sizeof(h));
-	if (memcmp(h.magic, TRACE_MAGIC, 8) || h.version != 2)
+	if (memcmp(h.magic, TRACE_MAGIC, 8) || h.version < 2)
 		return;
 	h.header_crc = crc32(0, (const Bytef *)&h, offsetof(struct trace_file_header, header_crc));
 	memcpy(b, &h, sizeof(h));
@@ -179,7 +179,7 @@ static void damage_property(const uint8_t *data, size_t size)
 	memcpy(b, data, size);
 	set_checksums(b, size);
 	t0 = trace__open_mem(b, size, err, sizeof(err));
-	if (t0 && !t0->nr_damage && t0->hdr.version == 2 && !has_stowaway(t0, b, size)) {
+	if (t0 && !t0->nr_damage && t0->hdr.version >= 2 && !has_stowaway(t0, b, size)) {
 		h = fnv1a(data, size, FNV1A_INIT);
 		for (i = 0; i < FLIPS; i++, h = h * 0x9e3779b97f4a7c15ull + 1)
 			flip_one(t0, b, size, (h >> 8) % size, 1u << (h & 7));

@@ -23,7 +23,7 @@ def events(path):
     if data[:8] != b"SRVSCTRC":
         sys.exit("not a trace")
     version, header_size, record_size, nr_cpus = struct.unpack_from("<IIII", data, 8)
-    if version != 2 or record_size != 64:
+    if version not in (2, 3) or record_size != 64:
         sys.exit("unexpected version %d or record size %d" % (version, record_size))
     off = header_size
     recs = []

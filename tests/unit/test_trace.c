@@ -2,6 +2,7 @@
  * tail, damaged sections skipped and reported with their offsets while the others are
  * read, version 1 files, lost-event summaries. */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,9 +208,11 @@ static void corrupt(void)
 	buf[0] = 'S';
 	buf[8] = 9;
 	ok(!trace__open_mem(buf, len, err, sizeof(err)), "a newer version");
-	is_str(err, "trace file version 9 is not supported (this srvscope reads versions 1 to 2)",
-	       "says which");
-	buf[8] = 2;
+	snprintf(line, sizeof(line),
+		 "trace file version 9 is not supported (this srvscope reads versions 1 to %d)",
+		 TRACE_VERSION);
+	is_str(err, line, "says which");
+	buf[8] = TRACE_VERSION;
 
 	/* The first section (info) with a damaged magic: the next one is found by its CRC. */
 	buf[256] = 'Z';
@@ -422,6 +425,49 @@ static void far_out_of_order(void)
 	trace__close(t);
 }
 
+/* Version 3: a waking with its wake-up folded in gives both events, the wake-up at its
+ * time and CPU, in time order among the others; one without gives the waking alone. */
+static void folded_wakeups(void)
+{
+	struct tb b;
+	struct trace *t;
+	struct rec r;
+	size_t i, wakeups = 0;
+	bool sorted = true;
+
+	tb_open(&b);
+	tb_rec(&b, 5000, REC_WAKING, 7, 7, WAKE_TASK | (3u << 8) | (1u << 16), &r);
+	r.h.cpu = 0;
+	r.wk.waker_tid = 9;
+	trace_writer__add_event(b.w, &r);
+	tb_simple(&b, 5100, REC_SAMPLE, 9, 9); /* between the waking and its wake-up */
+	tb_waking_task(&b, 6000, 8, 8, 9, "w", 0, 0); /* nothing folded */
+	tb_simple(&b, 6500, REC_WAKEUP, 8, 8);
+	t = tb_read(&b, 0);
+	if (!ok(t && t->nr_ev == 5, "a folded wake-up is an event of its own (%zu events)",
+		t ? t->nr_ev : 0))
+		goto out;
+	for (i = 0; i < t->nr_ev; i++) {
+		const struct rec *e = t->ev[i];
+
+		if (i)
+			sorted &= t->ev[i - 1]->h.ts <= e->h.ts;
+		if (e->h.type != REC_WAKEUP)
+			continue;
+		wakeups++;
+		if (e->h.tid == 7)
+			ok(e->h.ts == 5000 + 2 * REC_WAKING_FOLD_NS && e->h.aux == 1 && e->h.pid == 7,
+			   "at the waking's time + its units, on the CPU it names (%" PRIu64
+			   ", cpu %u)",
+			   (uint64_t)e->h.ts, e->h.aux);
+	}
+	ok(wakeups == 2 && sorted, "both wake-ups, in time order");
+	ok(t->ev[1]->h.type == REC_SAMPLE && t->ev[2]->h.type == REC_WAKEUP,
+	   "the sample between the waking and its wake-up stays between them");
+out:
+	trace__close(t);
+}
+
 static void syscalls(void)
 {
 	char buf[32];
@@ -440,6 +486,7 @@ int main(void)
 	events_sections();
 	version1();
 	far_out_of_order();
+	folded_wakeups();
 	syscalls();
 	return done_testing();
 }
