@@ -11,9 +11,10 @@ bench_need() {
 	done
 }
 
-# start_memcached WHO MEMORY_MB: memcached with 4 threads on 127.0.0.1:$PORT; sets MC.
+# start_memcached WHO MEMORY_MB: memcached with 4 threads on ${LISTEN:-127.0.0.1}:$PORT;
+# sets MC.
 start_memcached() {
-	memcached -u root -t 4 -p "$PORT" -U 0 -l 127.0.0.1 -m "$2" &
+	memcached -u root -t 4 -p "$PORT" -U 0 -l "${LISTEN:-127.0.0.1}" -m "$2" &
 	MC=$!
 	sleep 0.5
 	kill -0 "$MC" 2>/dev/null || { echo "$1: memcached did not start" >&2; exit 1; }

@@ -14,7 +14,12 @@
 # attached and returning at once; srvscope-bare, a record of the header alone for each
 # switch, waking and wake-up of the server and nothing else (no stacks, no contexts, no
 # syscall or fd). Any recorder of these events pays about the second.
-# Usage (root): [PIN=1] [FLOOR=1] bench/record-overhead.sh [ROUNDS [GETS_PER_CONNECTION]]
+# CLIENT_NETNS=1: memcslap runs in a network namespace of its own, joined to memcached's by
+# a veth pair, in every mode, as a client on another host would be; srvscope-net is then
+# 'record --net' (the segments memcached's namespace sends and receives: a request in and
+# an answer out, as on a server's NIC), where over loopback it is --net=all, which records
+# each segment twice (sent by one end, received by the other, both in the namespace).
+# Usage (root): [PIN=1] [FLOOR=1] [CLIENT_NETNS=1] bench/record-overhead.sh [ROUNDS [GETS_PER_CONNECTION]]
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 SRVSCOPE=${SRVSCOPE:-$TOP/build/srvscope}
@@ -30,9 +35,12 @@ OUT=$(mktemp -d /tmp/srvscope-bench.XXXXXX)
 MC=""
 REC=""
 
+NS="" CLIENT="" HOST=127.0.0.1 NETOPT=--net=all
+
 cleanup() {
 	[ -n "$REC" ] && kill -TERM "$REC" 2>/dev/null && wait "$REC" 2>/dev/null
 	[ -n "$MC" ] && kill "$MC" 2>/dev/null && wait "$MC" 2>/dev/null
+	[ -n "$NS" ] && ip netns del "$NS" 2>/dev/null
 	rm -rf "$OUT"
 }
 trap cleanup EXIT
@@ -42,12 +50,23 @@ bench_need record-overhead memcached memcslap perf
 [ -x "$SRVSCOPE" ] || { echo "record-overhead: build srvscope first (make)" >&2; exit 1; }
 
 $SERVER_CPU true 2>/dev/null || { echo "record-overhead: PIN=1 needs taskset" >&2; exit 1; }
+if [ -n "${CLIENT_NETNS:-}" ]; then
+	bench_need record-overhead ip
+	NS=srvscope-bench-$$ veth=ssb$(($$ % 100000))
+	ip netns add "$NS" &&
+		ip link add "$veth" type veth peer name "${veth}p" netns "$NS" &&
+		ip addr add 10.231.0.1/24 dev "$veth" && ip link set "$veth" up &&
+		ip -n "$NS" addr add 10.231.0.2/24 dev "${veth}p" &&
+		ip -n "$NS" link set "${veth}p" up && ip -n "$NS" link set lo up ||
+		{ echo "record-overhead: cannot make the client's network namespace" >&2; exit 1; }
+	CLIENT="ip netns exec $NS" HOST=10.231.0.1 NETOPT=--net LISTEN=$HOST
+fi
 start_memcached record-overhead 256
 [ -n "$SERVER_CPU" ] && taskset -a -p -c $(($(nproc) - 1)) "$MC" >/dev/null
 
 # One load run: prints gets per second.
 load() {
-	$SERVER_CPU memcslap -s 127.0.0.1:"$PORT" -c 8 -e "$GETS" -t get 2>&1 |
+	$SERVER_CPU $CLIENT memcslap -s "$HOST":"$PORT" -c 8 -e "$GETS" -t get 2>&1 |
 		awk '/Time to get/ { if ($(NF-1) > 0) printf "%.0f\n", $4 / $(NF-1) }'
 }
 
@@ -66,7 +85,7 @@ start_recorder() { # MODE
 		local floor=""
 		case $1 in srvscope-empty) floor=1 ;; srvscope-bare) floor=2 ;; esac
 		SRVSCOPE_RECORD_FLOOR=$floor $RECORDER_CPU "$SRVSCOPE" record -p "$MC" \
-			$([ "$1" = srvscope-net ] && echo --net=all) \
+			$([ "$1" = srvscope-net ] && echo "$NETOPT") \
 			--force -o "$OUT/srvscope.trace" --progress 2>"$OUT/srvscope.err" &
 		REC=$!
 		wait_for "$OUT/srvscope.err" "recording" || echo "# srvscope record did not start" >&2
@@ -98,10 +117,10 @@ median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 
 MODES="none srvscope srvscope-net perf-trace perf-sched${FLOOR:+ srvscope-empty srvscope-bare}"
 # Fill the cache so that gets hit, and warm everything up once.
-memcslap -s 127.0.0.1:"$PORT" -c 8 -e "$GETS" -t set >/dev/null 2>&1
+$CLIENT memcslap -s "$HOST":"$PORT" -c 8 -e "$GETS" -t set >/dev/null 2>&1
 load >/dev/null
 
-echo "# memcached -t 4, memcslap -c 8 -e $GETS -t get; $ROUNDS rounds; $(nproc) CPUs; $(uname -r)${PIN:+; PIN=1: server and load on CPU $(($(nproc) - 1)), recorders on CPU 0}"
+echo "# memcached -t 4, memcslap -c 8 -e $GETS -t get; $ROUNDS rounds; $(nproc) CPUs; $(uname -r)${PIN:+; PIN=1: server and load on CPU $(($(nproc) - 1)), recorders on CPU 0}${NS:+; the client in a network namespace, over veth; srvscope-net is record $NETOPT}"
 for r in $(seq "$ROUNDS"); do
 	line="round $r:"
 	for m in $MODES; do
@@ -136,10 +155,10 @@ awk -v b="$base" -v s="$med_srvscope" -v t="$med_perf_trace" -v p="$med_perf_sch
 	cs = 1 - s / b; ct = 1 - t / b; cp = 1 - p / b
 	printf "\nsrvscope record cost: %.1f %% (goal <= 3 %%); perf trace: %.1f %%, perf sched record: %.1f %%\n",
 		100 * cs, 100 * ct, 100 * cp }'
-awk -v b="$base" -v s="$med_srvscope_net" 'BEGIN {
-	printf "srvscope record --net=all cost: %.1f %% (goal <= 3 %%)\n", 100 * (1 - s / b) }'
-awk -v s="$pr_srvscope" -v n="$pr_srvscope_net" 'BEGIN {
-	printf "paired (median of each round against its own unrecorded run): srvscope %.1f %%, --net=all %.1f %%\n", 100 * (1 - s), 100 * (1 - n) }'
+awk -v b="$base" -v s="$med_srvscope_net" -v o="$NETOPT" 'BEGIN {
+	printf "srvscope record %s cost: %.1f %% (goal <= 3 %%)\n", o, 100 * (1 - s / b) }'
+awk -v s="$pr_srvscope" -v n="$pr_srvscope_net" -v o="$NETOPT" 'BEGIN {
+	printf "paired (median of each round against its own unrecorded run): srvscope %.1f %%, %s %.1f %%\n", 100 * (1 - s), o, 100 * (1 - n) }'
 echo "srvscope record, last round: $(tail -1 "$OUT/srvscope.summary" 2>/dev/null | sed 's/^srvscope: //')"
 if [ -n "${FLOOR:-}" ]; then
 	awk -v e="$pr_srvscope_empty" -v b="$pr_srvscope_bare" -v s="$pr_srvscope" 'BEGIN {
