@@ -290,8 +290,16 @@ static void cpu_unrecorded(struct model *m, pid_t pid, const struct load_target 
 			    again.requests > m->cpu_unrecorded[1].requests)
 				m->cpu_unrecorded[1] = again;
 		}
-		if (!err)
+		if (!err) {
+			const struct model_cpu_run *c = &m->cpu_unrecorded[k];
+
 			m->nr_cpu_unrecorded = k + 1;
+			fprintf(stderr,
+				"srvscope: model: slices of %.1f s: %.1f %.1f %.1f us per "
+				"request\n",
+				co.spec.duration_s / MODEL_CPU_SLICES, c->slice_cpu_us[0],
+				c->slice_cpu_us[1], c->slice_cpu_us[2]);
+		}
 	}
 	if (err)
 		warning("CPU per request without recording not measured (%s): the model has the "

@@ -1025,7 +1025,7 @@ static void periods(struct model_run *run, const struct block_report *rep, const
 #define USER_OFF_RING 16
 
 struct user_time {
-	uint64_t in_ts, out_ts, first_in; /* on CPU since, off CPU since, first switched in */
+	uint64_t in_ts, out_ts, first_in;  /* on CPU since, off CPU since, first switched in */
 	uint64_t on_wall, sys_on, pending; /* pending: the syscalls of the interval under way */
 	uint64_t off_out[USER_OFF_RING], off_in[USER_OFF_RING];
 	unsigned noff;
@@ -1070,8 +1070,9 @@ static void user_times(const struct trace *t, struct model_run *run)
 				if (!x->first_in)
 					x->first_in = ts;
 			}
-		} else if (e->h.type == REC_SYSCALL && (x = user_of(run, u, e->h.tid)) && x->in_ts &&
-			   x->first_in && e->sc.enter_ts >= x->first_in && ts >= e->sc.enter_ts) {
+		} else if (e->h.type == REC_SYSCALL && (x = user_of(run, u, e->h.tid)) &&
+			   x->in_ts && x->first_in && e->sc.enter_ts >= x->first_in &&
+			   ts >= e->sc.enter_ts) {
 			for (k = 0; k < USER_OFF_RING && k < x->noff; k++)
 				if (x->off_out[k] >= e->sc.enter_ts && x->off_in[k] <= ts)
 					off += x->off_in[k] - x->off_out[k];
@@ -1086,9 +1087,9 @@ static void user_times(const struct trace *t, struct model_run *run)
 		/* wall time on CPU against the runtime counter: a VM's stolen time is in the
 		 * first, not the second */
 		if (x->on_wall > x->sys_on)
-			run->net_user_ns += (uint64_t)((double)run->thr[i].on_ns *
-						       (double)(x->on_wall - x->sys_on) /
-						       (double)x->on_wall);
+			run->net_user_ns +=
+				(uint64_t)((double)run->thr[i].on_ns *
+					   (double)(x->on_wall - x->sys_on) / (double)x->on_wall);
 		run->net_user = true;
 	}
 	free(u);

@@ -220,7 +220,7 @@ static int threads_sched(const uint32_t *tids, size_t n, uint64_t *ns, uint64_t 
 	return 0;
 }
 
-#define CPU_SLICES 3
+#define CPU_SLICES MODEL_CPU_SLICES
 
 int model__cpu_unrecorded(const struct collect_opts *co, const uint32_t *tids, size_t n,
 			  struct model_cpu_run *out)
@@ -228,6 +228,7 @@ int model__cpu_unrecorded(const struct collect_opts *co, const uint32_t *tids, s
 	static const volatile int no_stop;
 	struct load_spec spec = co->spec;
 	struct model_cpu_run sl[CPU_SLICES], t;
+	double order[CPU_SLICES];
 	struct load_result res;
 	uint64_t t0, t1, k0, k1, total = 0;
 	int err, i, j;
@@ -250,6 +251,7 @@ int model__cpu_unrecorded(const struct collect_opts *co, const uint32_t *tids, s
 		if (!res.completed)
 			return -ENODATA;
 		total += res.completed;
+		order[i] = (double)(t1 - t0) / 1e3 / (double)res.completed;
 		sl[i] = (struct model_cpu_run){
 			.cpu_us = (double)(t1 - t0) / 1e3 / (double)res.completed,
 			.wakeups = (double)(k1 - k0) / (double)res.completed,
@@ -261,6 +263,7 @@ int model__cpu_unrecorded(const struct collect_opts *co, const uint32_t *tids, s
 		}
 	}
 	*out = sl[CPU_SLICES / 2];
+	memcpy(out->slice_cpu_us, order, sizeof(order));
 	out->conns = co->spec.conns;
 	out->rate = co->spec.rate;
 	out->requests = total;

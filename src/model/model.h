@@ -312,11 +312,14 @@ struct model_netmodel {
 
 /* A load run without the recorder: the network threads' CPU time and voluntary switches
  * (wake-ups) per request the client completed. */
+#define MODEL_CPU_SLICES 3
 struct model_cpu_run {
 	unsigned conns;
 	double rate; /* 0: closed loop, the peak */
 	uint64_t requests;
 	double cpu_us, wakeups; /* per request */
+	/* each slice's CPU per request, in the order they ran */
+	double slice_cpu_us[MODEL_CPU_SLICES];
 };
 
 struct model {

@@ -661,8 +661,7 @@ static json_t *profile_json(const struct model *m, struct sc_sum *sum, size_t *n
 	return json_pack(
 		"{s:I, s:f, s:o, s:o, s:o, s:I, s:o}", "requests", (json_int_t)cycles,
 		"on_cpu_us_per_request", cycles ? on_ns / 1e3 / cycles : 0.0, "user_us_per_request",
-		user_json(m),
-		"on_cpu_us_per_request_unrecorded",
+		user_json(m), "on_cpu_us_per_request_unrecorded",
 		m->nr_cpu_unrecorded ? json_real(m->cpu_unrecorded[0].cpu_us) : json_null(),
 		"cpu_unrecorded", cpu_runs_json(m), "unknown", (json_int_t)unknown, "syscalls", a);
 }

@@ -4,7 +4,8 @@
 # epoll, 1 acceptor, 4 network threads; redis: false, false, epoll, 1 thread), and the
 # clusters match the threads' roles as /proc names them: memcached's 4 mc-worker threads are
 # one cluster that does all connection I/O, its main thread the only acceptor. memcached is
-# modelled with the defaults (3 runs of the built-in client) within 30 s.
+# modelled with the defaults (3 runs of the built-in client) within 30 s; each run gives its
+# network threads' time outside syscalls, below their CPU time (none when sampled).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/servers.sh"
 need_root
@@ -27,6 +28,18 @@ check_model "$TMP/mc.json" "$MEMCACHED_PID" memcached accept_dispatch=false \
 	network_dispatch=true network_epoll=true nonblocking=true accept_thread_pool_size=1 \
 	network_thread_pool_size=4
 ok $? "memcached: Ditto's verdicts, the mc-workers one network cluster, main the acceptor"
+# Its network threads' time outside syscalls (switch and syscall records, docs/model.md):
+# every run gives it, above nothing and below all of their CPU time, as the whole does.
+check "memcached: time outside syscalls per request in each run, below its CPU per request" \
+	python3 - "$TMP/mc.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+runs = [(r["on_cpu_us_per_request"], r["user_us_per_request"]) for r in m["runs"]]
+sp = m["syscall_profile"]
+print("# runs (on-CPU, outside syscalls): %s; all: %s, %s us" % (runs, sp["on_cpu_us_per_request"], sp["user_us_per_request"]))
+sys.exit(0 if all(on and u and 0 < u < on for on, u in runs) and
+         0 < sp["user_us_per_request"] < sp["on_cpu_us_per_request"] else 1)
+PY
 
 # memcached flat out (the built-in client as fast as it answers): the recorder samples its
 # syscalls in windows (a budget of 2000 a second makes sure of it, whatever the machine's
@@ -48,7 +61,7 @@ enter=$(runs sys_enter) exit=$(runs sys_exit)
 diag "sys_enter $enter runs/s, sys_exit $exit, fd_exit $(runs fd_exit)"
 [ -n "$(runs fd_exit)" ] && [ -n "$enter" ] && [ -n "$exit" ] && [ $((exit * 2)) -lt "$enter" ]
 ok $? "memcached sampled: sys_exit detached between windows, fd syscalls written by fd_exit"
-check "memcached sampled: a share sampled, requests scaled to the client's count" python3 - "$TMP/mcs.json" <<'PY'
+check "memcached sampled: a share sampled, requests scaled to the client's count, no time outside syscalls" python3 - "$TMP/mcs.json" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
 run = m["runs"][0]
@@ -58,7 +71,7 @@ print("# sampled %.3f, requests %d, client %s, read %.2f sendmsg %.2f per reques
          per.get("read", 0), per.get("sendmsg", 0)))
 sys.exit(0 if 0 < run["syscalls_sampled"] < 0.9 and run["client_requests"] and
          abs(run["requests"] / run["client_requests"] - 1) < 0.25 and
-         0.8 < per.get("sendmsg", 0) < 1.25 else 1)
+         0.8 < per.get("sendmsg", 0) < 1.25 and run["user_us_per_request"] is None else 1)
 PY
 
 # redis: one thread accepts and serves.
