@@ -8,8 +8,10 @@
 # The clones are of tests/fixtures/models/*.json (written from these servers), or of
 # models made here by `srvscope model` when srvscope has it (MODEL=fixture forces the
 # former). Prints the table and the clone/original ratios (goal: 0.85 to 1.15).
-#   ROUNDS=3 SECS=3 CONNS=8 [RATE=R] [RATES="R1 R2 ..."] [SERVERS="memcached redis nginx"] [VERBOSE=1] bench/clone.sh
-# (RATES: the models' runs at those rates, CONNS connections, 2 s each, instead of the
+#   ROUNDS=3 SECS=3 [CONNS=N] [RATE=R] [RATES="R1 R2 ..."] [SERVERS="memcached redis nginx"] [VERBOSE=1] bench/clone.sh
+# (the load: the model's last run's connections and rate, the load its CPU per request was
+# measured under without the recorder, unless CONNS and RATE say otherwise)
+# (RATES: the models' runs at those rates, CONNS (8) connections, 2 s each, instead of the
 # defaults (three at 2000 req/s): a background thread whose wake-ups follow the load is
 # cloned so, docs/clone.md; e.g. RATES="200 2000" RATE=200 for CPU per request at 200)
 # (VERBOSE=1: every round's figures, CPU and wake-ups per request by thread name, and the
@@ -17,7 +19,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/memcached.sh"
 bench_need clone.sh memcached redis-server nginx python3
-ROUNDS=${ROUNDS:-3} SECS=${SECS:-3} CONNS=${CONNS:-8} rates=""
+ROUNDS=${ROUNDS:-3} SECS=${SECS:-3} rates="" conns_used=""
 SERVERS=${SERVERS:-"memcached redis nginx"}
 
 tree() { local c; echo "$1"; for c in $(pgrep -P "$1"); do tree "$c"; done; }
@@ -94,7 +96,7 @@ measure() {
 	ROOT=$2
 	[ -n "${VERBOSE:-}" ] && threads_snap "$2" "$OUT/snap0"
 	c0=$(tree_cpu "$2")
-	out=$(timeout -k 2 $((SECS + 10)) "$SRVSCOPE" load "$3" -c "$CONNS" -r "$4" -d "$SECS" 2>&1)
+	out=$(timeout -k 2 $((SECS + 10)) "$SRVSCOPE" load "$3" -c "$conns" -r "$4" -d "$SECS" 2>&1)
 	c1=$(tree_cpu "$2")
 	n=$(echo "$out" | sed -n 's/^\([0-9]*\) req in.*/\1/p')
 	if [ -n "${VERBOSE:-}" ] && [ "${n:-0}" -gt 0 ]; then
@@ -102,7 +104,7 @@ measure() {
 		echo "$1: $(by_comm "$OUT/snap0" "$OUT/snap1" "$n")" >>"$OUT/threads"
 	fi
 	p50=$(echo "$out" | sed -n 's/.* p50 \([0-9.]*\) .*/\1/p')
-	out=$(timeout -k 2 $((SECS + 10)) "$SRVSCOPE" load "$3" -c "$CONNS" -r 0 -d "$SECS" 2>&1)
+	out=$(timeout -k 2 $((SECS + 10)) "$SRVSCOPE" load "$3" -c "$conns" -r 0 -d "$SECS" 2>&1)
 	peak=$(echo "$out" | sed -n 's/.* s, \([0-9.]*\) req\/s.*/\1/p')
 	[ -n "$peak" ] && [ -n "$p50" ] && [ "${n:-0}" -gt 0 ] ||
 		{ echo "clone.sh: the load on $1 failed: $out" >&2; exit 1; }
@@ -121,7 +123,7 @@ for s in $SERVERS; do
 	if [ $use_model = srvscope ]; then
 		cfg=()
 		if [ -n "${RATES:-}" ]; then
-			printf '{"runs": [%s]}\n' "$(for r in $RATES; do printf '{"conns": %d, "rate": %s, "duration_s": 2}\n' "$CONNS" "$r"; done | paste -sd,)" >"$OUT/runs.json"
+			printf '{"runs": [%s]}\n' "$(for r in $RATES; do printf '{"conns": %d, "rate": %s, "duration_s": 2}\n' "${CONNS:-8}" "$r"; done | paste -sd,)" >"$OUT/runs.json"
 			cfg=(--config "$OUT/runs.json")
 		fi
 		"$SRVSCOPE" model -p "$orig" --client "$(url "$s" "$op")" "${cfg[@]}" -o "$OUT/$s.model.json" \
@@ -135,6 +137,8 @@ for s in $SERVERS; do
 	wait_port "$cp_" "$clone" || { echo "clone.sh: the clone of $s did not start" >&2; exit 1; }
 	rate=${RATE:-$(python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["runs"]; print(r[-1]["rate"] if r and r[-1]["rate"] else 2000)' "$model")}
 	rates="$rates $s:$rate"
+	conns=${CONNS:-$(python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["runs"]; print(r[-1]["conns"] if r and r[-1]["conns"] else 8)' "$model")}
+	conns_used="$conns_used $s:$conns"
 	: >"$OUT/o.$s"; : >"$OUT/c.$s"
 	for _ in $(seq "$ROUNDS"); do
 		measure "o.$s" "$orig" "$(url "$s" "$op")" "$rate"
@@ -158,4 +162,4 @@ for s in $SERVERS; do
 	kill "$clone"; wait "$clone" 2>/dev/null
 	kill "$orig"; wait "$orig" 2>/dev/null
 done
-echo "(medians of $ROUNDS rounds taken in turn; $CONNS connections; p50 and CPU at the model's rate (req/s:$rates); peak closed loop; $SECS s each; models: $use_model${RATES:+ (runs at $RATES req/s)}; load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
+echo "(medians of $ROUNDS rounds taken in turn; connections:$conns_used; p50 and CPU at the model's rate (req/s:$rates); peak closed loop; $SECS s each; models: $use_model${RATES:+ (runs at $RATES req/s)}; load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end)"

@@ -1,0 +1,64 @@
+#!/bin/bash
+# A clone's CPU per request (docs/clone.md): the model's cpu_unrecorded gives the original's
+# CPU per request at two loads with its wake-ups per request, and the clone spins until its
+# network threads' CPU per request is on the line through them at its own wake-ups per
+# request. The memcached model (tests/fixtures/models) given lines at 60 and at 30 us a
+# request for a wake-up per request (2000 requests/s, 8 connections wake the workers for
+# about every request): the clone's whole tree takes about that (schedstat, over 3 s after
+# a second to settle), and 30 us more on the first line than on the second.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/t72-clone-lib.sh"
+
+python3 - "$MODELS/memcached.json" "$TMP" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+def write(name, fixed, peak):
+    m["syscall_profile"]["cpu_unrecorded"] = [
+        {"conns": 8, "rate": 2000, "requests": 6000, "cpu_us_per_request": fixed,
+         "wakeups_per_request": 1.0},
+        {"conns": 8, "rate": 0, "requests": 90000, "cpu_us_per_request": peak,
+         "wakeups_per_request": 0.2}]
+    json.dump(m, open("%s/%s.json" % (sys.argv[2], name), "w"))
+write("line60", 60, 20)
+write("line30", 30, 10)
+PY
+
+# cpu_per_request MODEL: the clone's whole tree's CPU us per request (schedstat) under 2000
+# requests/s, 8 connections, 3 s, after a second of the same load to settle
+cpu_per_request() {
+	local t0 t1 n out
+	start_clone "$TMP/$1.json" >&2 || return 1
+	tree_ns() {
+		local s=0 p t a
+		for p in $(tree_pids "$CLONE_PID"); do
+			for t in /proc/"$p"/task/*/schedstat; do read -r a _ <"$t" && s=$((s + a)); done
+		done
+		echo $s
+	}
+	timeout 20 "$SRVSCOPE" load "memcached://127.0.0.1:$CLONE_PORT" -c 8 -r 2000 -d 1 >/dev/null 2>&1
+	t0=$(tree_ns)
+	out=$(timeout 20 "$SRVSCOPE" load "memcached://127.0.0.1:$CLONE_PORT" -c 8 -r 2000 -d 3 2>&1)
+	t1=$(tree_ns)
+	n=$(echo "$out" | sed -n 's/^\([0-9]*\) req in.*/\1/p')
+	kill -TERM "$CLONE_PID"
+	wait "$CLONE_PID"
+	[ "${n:-0}" -gt 0 ] || return 1
+	awk -v t=$((t1 - t0)) -v n="$n" 'BEGIN {printf "%.1f", t / 1e3 / n}'
+}
+
+start_clone "$TMP/line60.json" || { ok 1 "the clone starts"; done_testing; }
+like "$(cat "$TMP/clone.err")" "CPU per request aimed at 10.0 \+ 50.0 us per wake-up per request" \
+	"the clone says the line it aims at"
+stop_clone TERM "line60"
+
+c60=$(cpu_per_request line60)
+c30=$(cpu_per_request line30)
+diag "CPU per request: $c60 us on the line at 60, $c30 on the line at 30"
+check "on the line at 60 us a request it takes 45 to 75 ($c60)" \
+	awk -v a="$c60" 'BEGIN {exit !(a != "" && a >= 45 && a <= 75)}'
+check "on the line at 30 us a request, 20 to 45 ($c30)" \
+	awk -v a="$c30" 'BEGIN {exit !(a != "" && a >= 20 && a <= 45)}'
+check "the difference follows the lines: 30 us, 20 to 40 ($c60 - $c30)" \
+	awk -v a="$c60" -v b="$c30" 'BEGIN {exit !(a != "" && b != "" && a - b >= 20 && a - b <= 40)}'
+
+done_testing
