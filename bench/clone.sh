@@ -135,9 +135,11 @@ for s in $SERVERS; do
 	clone=$!
 	BENCH_PIDS="$BENCH_PIDS $clone"
 	wait_port "$cp_" "$clone" || { echo "clone.sh: the clone of $s did not start" >&2; exit 1; }
-	rate=${RATE:-$(python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["runs"]; print(r[-1]["rate"] if r and r[-1]["rate"] else 2000)' "$model")}
+	# the model's last run's load: its rate (2000 when closed loop) and connections (8)
+	read -r mrate mconns < <(python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["runs"]; l = r[-1] if r else {}; print(l.get("rate") or 2000, l.get("conns") or 8)' "$model")
+	rate=${RATE:-$mrate}
 	rates="$rates $s:$rate"
-	conns=${CONNS:-$(python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["runs"]; print(r[-1]["conns"] if r and r[-1]["conns"] else 8)' "$model")}
+	conns=${CONNS:-$mconns}
 	conns_used="$conns_used $s:$conns"
 	: >"$OUT/o.$s"; : >"$OUT/c.$s"
 	for _ in $(seq "$ROUNDS"); do

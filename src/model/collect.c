@@ -220,15 +220,13 @@ static int threads_sched(const uint32_t *tids, size_t n, uint64_t *ns, uint64_t 
 	return 0;
 }
 
-#define CPU_SLICES MODEL_CPU_SLICES
-
 int model__cpu_unrecorded(const struct collect_opts *co, const uint32_t *tids, size_t n,
 			  struct model_cpu_run *out)
 {
 	static const volatile int no_stop;
 	struct load_spec spec = co->spec;
-	struct model_cpu_run sl[CPU_SLICES], t;
-	double order[CPU_SLICES];
+	struct model_cpu_run sl[MODEL_CPU_SLICES], t;
+	double order[MODEL_CPU_SLICES];
 	struct load_result res;
 	uint64_t t0, t1, k0, k1, total = 0;
 	int err, i, j;
@@ -239,9 +237,9 @@ int model__cpu_unrecorded(const struct collect_opts *co, const uint32_t *tids, s
 	 * threads (their CPU per request doubles on a busy 2-core machine) weighs on one. The
 	 * keys were stored by the recorded runs: storing them again would be CPU that no
 	 * completed request pays for. */
-	spec.duration_s /= CPU_SLICES;
+	spec.duration_s /= MODEL_CPU_SLICES;
 	spec.no_prefill = true;
-	for (i = 0; i < CPU_SLICES; i++) {
+	for (i = 0; i < MODEL_CPU_SLICES; i++) {
 		if ((err = threads_sched(tids, n, &t0, &k0)))
 			return err;
 		if ((err = load__run(&spec, &res, &no_stop)))
@@ -253,7 +251,7 @@ int model__cpu_unrecorded(const struct collect_opts *co, const uint32_t *tids, s
 		total += res.completed;
 		order[i] = (double)(t1 - t0) / 1e3 / (double)res.completed;
 		sl[i] = (struct model_cpu_run){
-			.cpu_us = (double)(t1 - t0) / 1e3 / (double)res.completed,
+			.cpu_us = order[i],
 			.wakeups = (double)(k1 - k0) / (double)res.completed,
 		};
 		for (j = i; j > 0 && sl[j - 1].cpu_us > sl[j].cpu_us; j--) {
@@ -262,7 +260,7 @@ int model__cpu_unrecorded(const struct collect_opts *co, const uint32_t *tids, s
 			sl[j] = t;
 		}
 	}
-	*out = sl[CPU_SLICES / 2];
+	*out = sl[MODEL_CPU_SLICES / 2];
 	memcpy(out->slice_cpu_us, order, sizeof(order));
 	out->conns = co->spec.conns;
 	out->rate = co->spec.rate;

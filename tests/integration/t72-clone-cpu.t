@@ -23,18 +23,20 @@ write("line60", 60, 20)
 write("line30", 30, 10)
 PY
 
+# tree_ns: the clone's whole tree's CPU time (schedstat, ns)
+tree_ns() {
+	local s=0 p t a
+	for p in $(tree_pids "$CLONE_PID"); do
+		for t in /proc/"$p"/task/*/schedstat; do read -r a _ <"$t" && s=$((s + a)); done
+	done
+	echo $s
+}
+
 # cpu_per_request MODEL: the clone's whole tree's CPU us per request (schedstat) under 2000
 # requests/s, 8 connections, 3 s, after a second of the same load to settle
 cpu_per_request() {
 	local t0 t1 n out
 	start_clone "$TMP/$1.json" >&2 || return 1
-	tree_ns() {
-		local s=0 p t a
-		for p in $(tree_pids "$CLONE_PID"); do
-			for t in /proc/"$p"/task/*/schedstat; do read -r a _ <"$t" && s=$((s + a)); done
-		done
-		echo $s
-	}
 	timeout 20 "$SRVSCOPE" load "memcached://127.0.0.1:$CLONE_PORT" -c 8 -r 2000 -d 1 >/dev/null 2>&1
 	t0=$(tree_ns)
 	out=$(timeout 20 "$SRVSCOPE" load "memcached://127.0.0.1:$CLONE_PORT" -c 8 -r 2000 -d 3 2>&1)
