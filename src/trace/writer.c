@@ -1,7 +1,8 @@
 /* Trace file writer: buffers events, stacks, names and fd descriptions, and appends them
- * as sections with one writev() per flush, so that a recording killed at any moment leaves
- * a file whose complete sections are all readable. Each section header carries a CRC-32 of
- * itself and of its payload, so a reader can skip a damaged one and read the rest. */
+ * as sections with one writev() per flush (by a thread of their own: writeq.h), so that a
+ * recording killed at any moment leaves a file whose complete sections are all readable. Each
+ * section header carries a CRC-32 of itself and of its payload, so a reader can skip a damaged one
+ * and read the rest. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -13,56 +14,23 @@
 #include <zstd.h>
 
 #include "trace/trace.h"
+#include "trace/writeq.h"
 #include "util/safefile.h"
 #include "util/util.h"
-
-struct buf {
-	char *data;
-	size_t len, cap;
-};
 
 struct trace_writer {
 	int fd; /* -1 with a sink */
 	const struct trace_sink *sink;
+	struct writeq *q; /* NULL with a sink */
 	uint64_t bytes, events;
-	uint64_t synced, dropped; /* sent to the disk up to; dropped from the page cache up to */
 	struct buf events_buf, stacks, names, fds;
 };
 
 static const char zeros[8];
 
-static void buf_add(struct buf *b, const void *p, size_t n)
-{
-	xgrow((void **)&b->data, &b->cap, b->len + n, 1);
-	memcpy(b->data + b->len, p, n);
-	b->len += n;
-}
-
 static void buf_pad(struct buf *b)
 {
 	buf_add(b, zeros, (8 - (b->len & 7)) & 7);
-}
-
-static int write_all(int fd, struct iovec *iov, int n)
-{
-	while (n > 0) {
-		ssize_t r = writev(fd, iov, n > IOV_MAX ? IOV_MAX : n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		while (n > 0 && (size_t)r >= iov->iov_len) {
-			r -= iov->iov_len;
-			iov++;
-			n--;
-		}
-		if (n > 0) {
-			iov->iov_base = (char *)iov->iov_base + r;
-			iov->iov_len -= r;
-		}
-	}
-	return 0;
 }
 
 struct trace_writer *trace_writer__open(const char *path, bool force,
@@ -82,7 +50,7 @@ struct trace_writer *trace_writer__open(const char *path, bool force,
 		errno = -fd;
 		return NULL;
 	}
-	err = write_all(fd, &iov, 1);
+	err = writeq__write_all(fd, &iov, 1);
 	if (err) {
 		close(fd);
 		errno = -err;
@@ -91,6 +59,14 @@ struct trace_writer *trace_writer__open(const char *path, bool force,
 	w = xcalloc(1, sizeof(*w));
 	w->fd = fd;
 	w->bytes = sizeof(*hdr);
+	w->q = writeq__start(fd, w->bytes);
+	if (!w->q) {
+		err = errno;
+		close(fd);
+		free(w);
+		errno = err;
+		return NULL;
+	}
 	return w;
 }
 
@@ -154,107 +130,50 @@ void trace_writer__add_fd(struct trace_writer *w, uint64_t ts, uint32_t pid, int
 	buf_pad(&w->fds);
 }
 
-/* Appends the iovecs of one section (header, payload, padding) to iov; fills the header
- * (flags already set) with its checksums. */
-static int section_iov(struct iovec *iov, struct trace_section *s, uint16_t type,
-		       const void *payload, size_t len)
+static void swap_buf(struct buf *a, struct buf *b)
 {
-	int n = 0;
+	struct buf t = *a;
 
-	s->magic = TRACE_SECTION_MAGIC;
-	s->type = type;
-	s->size = len;
-	s->payload_crc = crc32(0, payload, len);
-	s->header_crc = crc32(0, (const Bytef *)s, offsetof(struct trace_section, payload_crc));
-	iov[n].iov_base = s;
-	iov[n++].iov_len = sizeof(*s);
-	if (len) {
-		iov[n].iov_base = (void *)payload;
-		iov[n++].iov_len = len;
-	}
-	if (len & 7) {
-		iov[n].iov_base = (void *)zeros;
-		iov[n++].iov_len = 8 - (len & 7);
-	}
-	return n;
+	*a = *b;
+	*b = t;
 }
 
-static uint64_t iov_bytes(const struct iovec *iov, int n)
-{
-	uint64_t b = 0;
-
-	while (n-- > 0)
-		b += iov[n].iov_len;
-	return b;
-}
-
-/* What flushes wrote is sent to the disk a megabyte at a time (STREAM_CHUNK) and dropped
- * from the page cache a chunk later, written by then: a recording streams megabytes a
- * second, which left in the cache would push out the pages of the server it looks at (a
- * database's), and new pages are dear to fill: in a VM that backs its memory lazily, the
- * copy into them took most of the recorder's CPU time (2.6 ns a byte, against 0.2 into
- * pages used before). A chunk rather than each flush: every write-back started is an I/O
- * submitted and a virtual disk's doorbell rung (a VM exit), which at each 20 ms drain were
- * a tenth of the recorder's CPU under memcached at full speed. For a pipe both calls fail,
- * harmlessly. */
-#define STREAM_CHUNK (1u << 20)
-
-static void stream_out(struct trace_writer *w)
-{
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-
-	if (w->bytes - w->synced < STREAM_CHUNK)
-		return;
-	if (w->synced > w->dropped &&
-	    !posix_fadvise(w->fd, (off_t)w->dropped, (off_t)(w->synced - w->dropped),
-			   POSIX_FADV_DONTNEED))
-		w->dropped = w->synced & ~(page - 1); /* the partial page, next time */
-	sync_file_range(w->fd, (off_t)w->synced, (off_t)(w->bytes - w->synced),
-			SYNC_FILE_RANGE_WRITE);
-	w->synced = w->bytes;
-}
-
+/* Hands what is buffered to the writer thread (its buffers swapped for a written job's
+ * empty ones). */
 int trace_writer__flush(struct trace_writer *w)
 {
 	static const size_t chunk = TRACE_EVENTS_PER_SECTION * REC_SIZE;
-	struct buf *bufs[] = {&w->stacks, &w->names, &w->fds};
-	static const uint16_t types[] = {SEC_STACKS, SEC_NAMES, SEC_FDS};
-	size_t i, nr_secs = ARRAY_SIZE(bufs) + (w->events_buf.len + chunk - 1) / chunk, off;
-	struct trace_section *secs;
-	struct iovec *iov;
-	int n = 0, err = 0;
+	struct buf *mine[] = {&w->events_buf, &w->stacks, &w->names, &w->fds};
+	static const uint16_t types[] = {SEC_EVENTS, SEC_STACKS, SEC_NAMES, SEC_FDS};
+	struct wq_job *j;
+	size_t off;
+	int i;
 
 	if (w->sink)
 		return 0; /* nothing was buffered */
-	secs = xcalloc(nr_secs, sizeof(*secs));
-	iov = xcalloc(3 * nr_secs, sizeof(*iov));
-	for (i = 0; i < ARRAY_SIZE(bufs); i++)
-		if (bufs[i]->len)
-			n += section_iov(iov + n, &secs[i], types[i], bufs[i]->data, bufs[i]->len);
+	if (!w->events_buf.len && !w->stacks.len && !w->names.len && !w->fds.len)
+		return writeq__error(w->q);
+	j = writeq__job(w->q);
+	for (i = WQ_EVENTS; i <= WQ_FDS; i++)
+		swap_buf(&j->bufs[i], mine[i]);
+	for (i = WQ_STACKS; i <= WQ_FDS; i++)
+		if (j->bufs[i].len)
+			writeq__add(j, types[i], 0, i, 0, j->bufs[i].len);
 	/* Events in sections of TRACE_EVENTS_PER_SECTION: a damaged byte costs those only. */
-	for (off = 0; off < w->events_buf.len; off += chunk, i++)
-		n += section_iov(iov + n, &secs[i], SEC_EVENTS, w->events_buf.data + off,
-				 w->events_buf.len - off < chunk ? w->events_buf.len - off : chunk);
-	if (n) {
-		w->bytes += iov_bytes(iov, n);
-		err = write_all(w->fd, iov, n);
-		if (!err)
-			stream_out(w);
-	}
-	for (i = 0; i < ARRAY_SIZE(bufs); i++)
-		bufs[i]->len = 0;
-	w->events_buf.len = 0;
-	free(iov);
-	free(secs);
-	return err;
+	for (off = 0; off < j->bufs[WQ_EVENTS].len; off += chunk)
+		writeq__add(j, SEC_EVENTS, 0, WQ_EVENTS, off,
+			    j->bufs[WQ_EVENTS].len - off < chunk ? j->bufs[WQ_EVENTS].len - off
+								 : chunk);
+	w->bytes += j->bytes;
+	writeq__submit(w->q, j);
+	return writeq__error(w->q);
 }
 
 static int write_section(struct trace_writer *w, uint16_t type, uint16_t flags, const void *payload,
 			 size_t len)
 {
-	struct trace_section s = {.flags = flags};
-	struct iovec iov[3];
-	int n, err;
+	struct wq_job *j;
+	int err;
 
 	if (w->sink) {
 		if (type == SEC_LOST && w->sink->lost)
@@ -262,14 +181,15 @@ static int write_section(struct trace_writer *w, uint16_t type, uint16_t flags, 
 		return 0;
 	}
 	err = trace_writer__flush(w);
-
 	if (err)
 		return err;
 	if (len > TRACE_SECTION_MAX)
 		return -EFBIG; /* a reader would take it for a damaged header */
-	n = section_iov(iov, &s, type, payload, len);
-	w->bytes += iov_bytes(iov, n);
-	return write_all(w->fd, iov, n);
+	j = writeq__job(w->q);
+	buf_add(&j->bufs[WQ_ONE], payload, len);
+	w->bytes += writeq__add(j, type, flags, WQ_ONE, 0, len);
+	writeq__submit(w->q, j);
+	return writeq__error(w->q);
 }
 
 int trace_writer__section(struct trace_writer *w, uint16_t type, const void *payload, size_t len)
@@ -332,6 +252,12 @@ int trace_writer__close(struct trace_writer *w, uint64_t end_ns)
 		return 0;
 	end.nr_events = w->events;
 	err = trace_writer__section(w, SEC_END, &end, sizeof(end));
+	if (w->q) {
+		int err2 = writeq__finish(w->q); /* everything queued, written */
+
+		if (!err)
+			err = err2;
+	}
 	if (w->fd >= 0 && close(w->fd) && !err)
 		err = -errno;
 	free(w->events_buf.data);
