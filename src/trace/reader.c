@@ -911,10 +911,15 @@ static int read_header(struct trace *t, const char *buf, size_t len, char *err, 
 	memcpy(&t->hdr, buf, sizeof(t->hdr));
 	if (memcmp(t->hdr.magic, TRACE_MAGIC, 8))
 		return fail(err, errlen, "not a srvscope trace file: bad magic at offset 0");
-	if (t->hdr.version < 1 || t->hdr.version > TRACE_VERSION)
+	if (t->hdr.version > TRACE_VERSION)
 		return fail(err, errlen,
 			    "trace file version %u is not supported (this srvscope reads versions "
-			    "1 to %d)",
+			    "1 to %d): read it with the srvscope that recorded it, or a newer one",
+			    t->hdr.version, TRACE_VERSION);
+	if (t->hdr.version < 1)
+		return fail(err, errlen,
+			    "trace file version %u is not supported (this srvscope reads versions "
+			    "1 to %d): the header is damaged",
 			    t->hdr.version, TRACE_VERSION);
 	if (t->hdr.version >= 2 &&
 	    t->hdr.header_crc !=

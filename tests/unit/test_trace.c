@@ -209,7 +209,8 @@ static void corrupt(void)
 	buf[8] = 9;
 	ok(!trace__open_mem(buf, len, err, sizeof(err)), "a newer version");
 	snprintf(line, sizeof(line),
-		 "trace file version 9 is not supported (this srvscope reads versions 1 to %d)",
+		 "trace file version 9 is not supported (this srvscope reads versions 1 to %d): "
+		 "read it with the srvscope that recorded it, or a newer one",
 		 TRACE_VERSION);
 	is_str(err, line, "says which");
 	buf[8] = TRACE_VERSION;
