@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "trace/trace.h"
 #include "trace/writeq.h"
@@ -41,7 +42,8 @@ struct writeq {
 	pthread_cond_t work, room; /* a job queued or the end asked; bytes written */
 	struct wq_job *head, *tail, *spare;
 	int nr_spare;
-	uint64_t queued; /* bytes in the jobs waiting */
+	uint64_t queued; /* bytes in the jobs waiting (zstd sections counted whole) */
+	uint64_t done;	 /* bytes written, as bytes is, for other threads to read */
 	bool ending;
 	int err;
 };
@@ -90,6 +92,7 @@ uint64_t writeq__add(struct wq_job *j, uint16_t type, uint16_t flags, int buf, s
 	xgrow((void **)&j->secs, &j->cap_secs, j->nr_secs + 1, sizeof(*j->secs));
 	s = &j->secs[j->nr_secs++];
 	*s = (struct wq_sec){.type = type, .flags = flags, .buf = buf, .off = off, .len = len};
+	s->zstd = false;
 	j->bytes += section_bytes(len);
 	return section_bytes(len);
 }
@@ -133,22 +136,54 @@ static void stream_out(struct writeq *q)
 	q->synced = q->bytes;
 }
 
-/* Writes one job with one system call (a few, past IOV_MAX pieces). */
-static int write_job(struct writeq *q, const struct wq_job *j)
+void writeq__zstd(struct wq_job *j)
 {
-	struct trace_section *hdrs = xcalloc(j->nr_secs ? j->nr_secs : 1, sizeof(*hdrs));
-	struct iovec *iov = xcalloc(3 * (j->nr_secs ? j->nr_secs : 1), sizeof(*iov));
-	int n = 0, err;
-	size_t i;
+	j->secs[j->nr_secs - 1].zstd = true;
+}
 
-	for (i = 0; i < j->nr_secs; i++)
-		n += section_iov(iov + n, &hdrs[i], &j->secs[i],
-				 j->bufs[j->secs[i].buf].data + j->secs[i].off);
+/* A section's payload compressed with zstd (level 3) into *z (freed by the caller): the
+ * section then says so. Left as it is when zstd fails. */
+static const void *zstd_payload(struct wq_sec *s, const void *payload, void **z)
+{
+	size_t cap = ZSTD_compressBound(s->len), n;
+
+	*z = xmalloc(cap);
+	n = ZSTD_compress(*z, cap, payload, s->len, 3);
+	if (ZSTD_isError(n))
+		return payload;
+	s->len = n;
+	s->flags |= SECF_ZSTD;
+	return *z;
+}
+
+/* Writes one job with one system call (a few, past IOV_MAX pieces); returns its bytes in
+ * *bytes. */
+static int write_job(struct writeq *q, struct wq_job *j, uint64_t *bytes)
+{
+	size_t nr = j->nr_secs ? j->nr_secs : 1, i;
+	struct trace_section *hdrs = xcalloc(nr, sizeof(*hdrs));
+	struct iovec *iov = xcalloc(3 * nr, sizeof(*iov));
+	void **z = xcalloc(nr, sizeof(*z));
+	int n = 0, err;
+
+	*bytes = 0;
+	for (i = 0; i < j->nr_secs; i++) {
+		struct wq_sec *s = &j->secs[i];
+		const void *p = j->bufs[s->buf].data + s->off;
+
+		if (s->zstd)
+			p = zstd_payload(s, p, &z[i]);
+		n += section_iov(iov + n, &hdrs[i], s, p);
+		*bytes += section_bytes(s->len);
+	}
 	err = writeq__write_all(q->fd, iov, n);
 	if (!err) {
-		q->bytes += j->bytes;
+		q->bytes += *bytes;
 		stream_out(q);
 	}
+	for (i = 0; i < j->nr_secs; i++)
+		free(z[i]);
+	free(z);
 	free(iov);
 	free(hdrs);
 	return err;
@@ -171,6 +206,7 @@ static void *writer_main(void *arg)
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
 		struct wq_job *j = q->head;
+		uint64_t bytes = 0;
 		int err = 0;
 
 		if (!j) {
@@ -184,12 +220,13 @@ static void *writer_main(void *arg)
 			q->tail = NULL;
 		if (!q->err) {
 			pthread_mutex_unlock(&q->lock);
-			err = write_job(q, j);
+			err = write_job(q, j, &bytes);
 			pthread_mutex_lock(&q->lock);
 		}
 		if (err && !q->err)
 			q->err = err;
 		q->queued -= j->bytes;
+		q->done += bytes;
 		if (q->nr_spare < WQ_SPARE) {
 			j->next = q->spare;
 			q->spare = j;
@@ -210,7 +247,7 @@ struct writeq *writeq__start(int fd, uint64_t done)
 	int err;
 
 	q->fd = fd;
-	q->bytes = q->synced = q->dropped = done;
+	q->bytes = q->synced = q->dropped = q->done = done;
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->work, NULL);
 	pthread_cond_init(&q->room, NULL);
@@ -267,6 +304,16 @@ void writeq__submit(struct writeq *q, struct wq_job *j)
 	q->queued += j->bytes;
 	pthread_cond_signal(&q->work);
 	pthread_mutex_unlock(&q->lock);
+}
+
+uint64_t writeq__bytes(struct writeq *q)
+{
+	uint64_t b;
+
+	pthread_mutex_lock(&q->lock);
+	b = q->done + q->queued;
+	pthread_mutex_unlock(&q->lock);
+	return b;
 }
 
 int writeq__error(struct writeq *q)

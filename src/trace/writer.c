@@ -11,7 +11,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <zlib.h>
-#include <zstd.h>
 
 #include "trace/trace.h"
 #include "trace/writeq.h"
@@ -22,7 +21,7 @@ struct trace_writer {
 	int fd; /* -1 with a sink */
 	const struct trace_sink *sink;
 	struct writeq *q; /* NULL with a sink */
-	uint64_t bytes, events;
+	uint64_t events;
 	struct buf events_buf, stacks, names, fds;
 };
 
@@ -58,8 +57,7 @@ struct trace_writer *trace_writer__open(const char *path, bool force,
 	}
 	w = xcalloc(1, sizeof(*w));
 	w->fd = fd;
-	w->bytes = sizeof(*hdr);
-	w->q = writeq__start(fd, w->bytes);
+	w->q = writeq__start(fd, sizeof(*hdr));
 	if (!w->q) {
 		err = errno;
 		close(fd);
@@ -164,13 +162,12 @@ int trace_writer__flush(struct trace_writer *w)
 		writeq__add(j, SEC_EVENTS, 0, WQ_EVENTS, off,
 			    j->bufs[WQ_EVENTS].len - off < chunk ? j->bufs[WQ_EVENTS].len - off
 								 : chunk);
-	w->bytes += j->bytes;
 	writeq__submit(w->q, j);
 	return writeq__error(w->q);
 }
 
 static int write_section(struct trace_writer *w, uint16_t type, uint16_t flags, const void *payload,
-			 size_t len)
+			 size_t len, bool zstd)
 {
 	struct wq_job *j;
 	int err;
@@ -187,33 +184,23 @@ static int write_section(struct trace_writer *w, uint16_t type, uint16_t flags, 
 		return -EFBIG; /* a reader would take it for a damaged header */
 	j = writeq__job(w->q);
 	buf_add(&j->bufs[WQ_ONE], payload, len);
-	w->bytes += writeq__add(j, type, flags, WQ_ONE, 0, len);
+	writeq__add(j, type, flags, WQ_ONE, 0, len);
+	if (zstd)
+		writeq__zstd(j);
 	writeq__submit(w->q, j);
 	return writeq__error(w->q);
 }
 
 int trace_writer__section(struct trace_writer *w, uint16_t type, const void *payload, size_t len)
 {
-	return write_section(w, type, 0, payload, len);
+	return write_section(w, type, 0, payload, len, false);
 }
 
+/* Compressed by the writer thread; with a sink (kallsyms: nobody reads it) not at all. */
 int trace_writer__section_zstd(struct trace_writer *w, uint16_t type, const void *payload,
 			       size_t len)
 {
-	size_t cap = ZSTD_compressBound(len), n;
-	void *z;
-	int err;
-
-	if (w->sink) /* kallsyms: nobody reads it, spare the compression */
-		return write_section(w, type, 0, payload, len);
-	z = xmalloc(cap);
-	n = ZSTD_compress(z, cap, payload, len, 3);
-	if (ZSTD_isError(n))
-		err = write_section(w, type, 0, payload, len);
-	else
-		err = write_section(w, type, SECF_ZSTD, z, n);
-	free(z);
-	return err;
+	return write_section(w, type, 0, payload, len, true);
 }
 
 int trace_writer__maps(struct trace_writer *w, uint64_t ts, uint32_t pid, const char *maps,
@@ -235,7 +222,7 @@ int trace_writer__maps(struct trace_writer *w, uint64_t ts, uint32_t pid, const 
 
 uint64_t trace_writer__bytes(const struct trace_writer *w)
 {
-	return w->bytes;
+	return w->q ? writeq__bytes(w->q) : 0;
 }
 
 uint64_t trace_writer__events(const struct trace_writer *w)
