@@ -347,6 +347,42 @@ static void events_sections(void)
 	free(buf);
 }
 
+/* The writer thread writes what flushes hand it in their order: 400 flushes of 250 events
+ * (more than the writer keeps spare buffers for), a zstd section among them, then the
+ * events all there, in order, and the file's size what trace_writer__bytes said. */
+static void many_flushes(void)
+{
+	static const char ks[] = "ffffffff81000000 T _stext\nffffffff81000100 T do_nanosleep\n";
+	struct tb b;
+	struct trace *t;
+	struct stat st;
+	uint64_t bytes;
+	size_t i, ordered = 0;
+	char err[256];
+
+	tb_open(&b);
+	for (i = 0; i < 100000; i++) {
+		tb_simple(&b, 100 + i, REC_WAKEUP, 1 + i % 7, 1);
+		if (i % 250 == 249)
+			trace_writer__flush(b.w);
+		if (i == 50000)
+			trace_writer__section_zstd(b.w, SEC_KALLSYMS, ks, sizeof(ks) - 1);
+	}
+	trace_writer__flush(b.w);
+	bytes = trace_writer__bytes(b.w);
+	trace_writer__close(b.w, 200000);
+	ok(!stat(b.path, &st) && (uint64_t)st.st_size + 200 >= bytes &&
+		   (uint64_t)st.st_size <= bytes + 200,
+	   "the file's size is what the writer counted, the end section aside");
+	t = trace__open(b.path, err, sizeof(err));
+	unlink(b.path);
+	for (i = 1; t && i < t->nr_ev; i++)
+		ordered += t->ev[i]->h.ts == t->ev[i - 1]->h.ts + 1;
+	ok(t && t->nr_ev == 100000 && ordered == 99999 && t->has_kallsyms && !t->nr_damage,
+	   "100000 events over 400 flushes, in order, and the kallsyms section");
+	trace__close(t);
+}
+
 /* A version 1 file, as srvscope wrote them before checksums: 16-byte section headers and
  * the old switch record. Read, converted. */
 static void version1(void)
@@ -485,6 +521,7 @@ int main(void)
 	truncated();
 	corrupt();
 	events_sections();
+	many_flushes();
 	version1();
 	far_out_of_order();
 	folded_wakeups();
