@@ -477,7 +477,7 @@ static void folded_wakeups(void)
 	r.h.cpu = 0;
 	r.wk.waker_tid = 9;
 	trace_writer__add_event(b.w, &r);
-	tb_simple(&b, 5100, REC_SAMPLE, 9, 9); /* between the waking and its wake-up */
+	tb_simple(&b, 5100, REC_SAMPLE, 9, 9);	      /* between the waking and its wake-up */
 	tb_waking_task(&b, 6000, 8, 8, 9, "w", 0, 0); /* nothing folded */
 	tb_simple(&b, 6500, REC_WAKEUP, 8, 8);
 	t = tb_read(&b, 0);
@@ -493,7 +493,8 @@ static void folded_wakeups(void)
 			continue;
 		wakeups++;
 		if (e->h.tid == 7)
-			ok(e->h.ts == 5000 + 2 * REC_WAKING_FOLD_NS && e->h.aux == 1 && e->h.pid == 7,
+			ok(e->h.ts == 5000 + 2 * REC_WAKING_FOLD_NS && e->h.aux == 1 &&
+				   e->h.pid == 7,
 			   "at the waking's time + its units, on the CPU it names (%" PRIu64
 			   ", cpu %u)",
 			   (uint64_t)e->h.ts, e->h.aux);
