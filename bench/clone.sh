@@ -15,7 +15,8 @@
 # defaults (three at 2000 req/s): a background thread whose wake-ups follow the load is
 # cloned so, docs/clone.md; e.g. RATES="200 2000" RATE=200 for CPU per request at 200)
 # (VERBOSE=1: every round's figures, CPU and wake-ups per request by thread name, and the
-# model's cpu_unrecorded on stderr; CLONE_ARGS: more options for the clones, e.g. "--cpu-us 0")
+# model's cpu_unrecorded and background threads' CPU per wake-up on stderr; CLONE_ARGS:
+# more options for the clones, e.g. "--cpu-us 0")
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/memcached.sh"
 bench_need clone.sh memcached redis-server nginx python3
@@ -151,6 +152,13 @@ for s in $SERVERS; do
 		sed "s/^/$s threads, CPU us and wake-ups per request at the fixed rate: /" "$OUT/threads" >&2
 		: >"$OUT/threads"
 		python3 -c 'import json, sys; print(sys.argv[2], "model:", json.load(open(sys.argv[1]))["syscall_profile"].get("cpu_unrecorded"))' "$model" "$s" >&2
+		# its background threads' CPU per wake-up (unrecorded, at its last run), wake floor and
+		# wake-ups a second in each run: what the clone's network threads make up for
+		python3 -c 'import json, sys
+for c in json.load(open(sys.argv[1]))["clusters"]:
+    w = c.get("work") or {}
+    if c.get("role") == "background" and w:
+        print(sys.argv[2], "model background:", c["name"], "us/wake-up", w.get("on_cpu_us_unrecorded", w.get("on_cpu_us")), "floor", w.get("wake_floor_us"), "wake-ups/s", [r.get("wakes_per_s") for r in w.get("per_run") or []])' "$model" "$s" >&2
 	fi
 	for who in o c; do
 		for col in 1 2 3; do

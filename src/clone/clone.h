@@ -200,11 +200,14 @@ int clone_model__load(const char *path, struct clone_model *m, char *err, size_t
 const char *clone_sys__name(enum clone_sys s);
 enum clone_sys clone_sys__from_name(const char *name);
 
-/* Per-syscall counts the clone's processes add to (shared memory), for --check. */
+/* Per-syscall counts the clone's processes add to (shared memory), for --check.
+ * bg_excess_ns: the CPU the background threads took beyond the model's CPU per wake-up,
+ * summed (less than it: negative), which the network threads take off their spin. */
 struct clone_counts {
 	uint64_t requests;
 	uint64_t sys[CS__COUNT];
 	uint64_t accepts, conns;
+	int64_t bg_excess_ns;
 };
 
 struct clone_opts {
