@@ -83,6 +83,7 @@ static void report_caches(int fd, int nr_cpus, double secs)
 	static const char *const names[] = {
 		"kernel stacks checked", "kernel stacks reused", "kernel stacks walked",
 		"kernel words scanned",	 "user stacks reused",	 "user stacks taken",
+		"user stacks pending",
 	};
 	uint64_t *v = calloc(nr_cpus, sizeof(*v));
 	uint32_t i;
