@@ -4,8 +4,6 @@
  * section header carries a CRC-32 of itself and of its payload, so a reader can skip a damaged one
  * and read the rest. */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
