@@ -262,8 +262,7 @@ enum {
 	CS_KFILL_WORDS, /* stack words scanned for return addresses */
 	CS_UREUSED,	/* user stacks reused */
 	CS_UTAKEN,	/* user stacks walked or dumped */
-	CS_UPENDING, /* user stacks not taken: a dump of the place awaits its check, the ring half
-			full */
+	CS_UPENDING,	/* user stacks not taken (ring_half_full) */
 	CS_NR
 };
 
