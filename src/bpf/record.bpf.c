@@ -254,17 +254,7 @@ struct {
 	__type(value, struct irq_kstack_set);
 } irq_stacks SEC(".maps");
 
-/* What the stack caches did, per CPU (srvscope record --cost). */
-enum {
-	CS_KCHECK,	/* kernel stacks checked for reuse */
-	CS_KREUSED,	/* ... and reused */
-	CS_KTAKEN,	/* kernel stacks walked */
-	CS_KFILL_WORDS, /* stack words scanned for return addresses */
-	CS_UREUSED,	/* user stacks reused */
-	CS_UTAKEN,	/* user stacks walked or dumped */
-	CS_UPENDING,	/* user stacks not taken (ring_half_full) */
-	CS_NR
-};
+/* What the stack caches did, per CPU (enum cache_stat, record.h). */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -273,15 +263,18 @@ struct {
 	__type(value, __u64);
 } cache_stats SEC(".maps");
 
-static __always_inline void cs_add(__u32 which, __u64 n)
+static __always_inline void cs_count(__u32 which, __u64 n)
 {
-	__u64 *v;
+	__u64 *v = bpf_map_lookup_elem(&cache_stats, &which);
 
-	if (!want_cost)
-		return;
-	v = bpf_map_lookup_elem(&cache_stats, &which);
 	if (v)
 		*v += n;
+}
+
+static __always_inline void cs_add(__u32 which, __u64 n)
+{
+	if (want_cost)
+		cs_count(which, n);
 }
 
 /* Set by user space to start and end the recording at one instant: while it is set, every
@@ -1127,8 +1120,8 @@ static __always_inline void task_stacks(void *ctx, struct task_struct *t, bool u
 	if (kreuse)
 		cs_add(CS_KREUSED, 1);
 	if (!ureuse && same < 0 && ring_half_full()) {
-		cs_add(CS_UPENDING, 1);
-		user = false; /* no user stack this time */
+		cs_count(CS_UPENDING, 1); /* always: the recorder says so at the end */
+		user = false;		  /* no user stack this time */
 	}
 	*ustack = ureuse ? c->ustack : (user ? take_ustack(ctx, 0) : 0);
 	if (!c)

@@ -20,10 +20,10 @@ enum rec_type {
 	REC_FORK = 5,	    /* tid/pid: the child; aux: the parent's tid */
 	REC_EXEC = 6,
 	REC_EXIT = 7,
-	REC_COMM = 8,	       /* the task renamed itself */
-	REC_SYSCALL = 9,       /* one syscall, written at its exit; aux: its number */
-	REC_SAMPLE = 10,       /* an on-CPU sample (cpu-clock) */
-	REC_STATE = 11,	       /* written by user space at the start: a task's state then */
+	REC_COMM = 8,	 /* the task renamed itself */
+	REC_SYSCALL = 9, /* one syscall, written at its exit; aux: its number */
+	REC_SAMPLE = 10, /* an on-CPU sample (cpu-clock) */
+	REC_STATE = 11,	 /* written by user space at the start: a task's state then */
 	REC_NET_TX = 12, /* record --net: a TCP segment queued to a device (net_dev_queue) */
 	REC_NET_RX = 13, /* record --net: a TCP segment received (netif_receive_skb) */
 	/* record --ipi (or --net): an inter-processor interrupt sent (ipi:ipi_send_cpu,
@@ -46,7 +46,7 @@ enum rec_type {
 
 /* Softirq vectors (the kernel's NR_SOFTIRQS), and a REC_WAKING's detail when its vector is
  * not known (a softirq waker whose kernel stack names no softirq's action). */
-#define REC_SOFTIRQS	   10
+#define REC_SOFTIRQS	    10
 #define REC_SOFTIRQ_UNKNOWN 10
 
 /* The waker's context in a REC_WAKING record (low byte of aux). */
@@ -92,6 +92,19 @@ enum lost_reason {
 	LOST_STACK_RINGBUF = 1, /* a new stack found the ring buffer full */
 	LOST_STACK_FAILED = 2,	/* the kernel could not take a stack (not counted as lost) */
 	LOST_REASONS = 3,
+};
+
+/* What the stack caches did, per CPU (map cache_stats; srvscope record --cost prints them
+ * in this order). */
+enum cache_stat {
+	CS_KCHECK,	/* kernel stacks checked for reuse */
+	CS_KREUSED,	/* ... and reused */
+	CS_KTAKEN,	/* kernel stacks walked */
+	CS_KFILL_WORDS, /* stack words scanned for return addresses */
+	CS_UREUSED,	/* user stacks reused */
+	CS_UTAKEN,	/* user stacks walked or dumped */
+	CS_UPENDING,	/* user stacks not taken (ring_half_full); counted without --cost too */
+	CS_NR
 };
 
 struct rec_hdr {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include "bpf/record.h"
 #include "record/cost.h"
 #include "util/util.h"
 
@@ -101,6 +102,19 @@ static void report_caches(int fd, int nr_cpus, double secs)
 		fprintf(stderr, "  %-26s %12.0f/s\n", names[i], sum / secs);
 	}
 	free(v);
+}
+
+uint64_t record_cost__pending(int cache_fd, int nr_cpus)
+{
+	uint64_t *v = calloc(nr_cpus, sizeof(*v)), sum = 0;
+	uint32_t key = CS_UPENDING;
+	int cpu;
+
+	if (v && !bpf_map_lookup_elem(cache_fd, &key, v))
+		for (cpu = 0; cpu < nr_cpus; cpu++)
+			sum += v[cpu];
+	free(v);
+	return sum;
 }
 
 void record_cost__report(struct record_cost *c, int cache_fd, int nr_cpus)

@@ -36,5 +36,8 @@ void record_cost__running(struct record_cost *c);
  * counters, map cache_fd, in the order of record.bpf.c's CS_*); then turns the statistics
  * off. */
 void record_cost__report(struct record_cost *c, int cache_fd, int nr_cpus);
+/* The waits recorded without their user stack because a ring was more than half full
+ * (record.bpf.c ring_half_full), all CPUs together; counted with or without --cost. */
+uint64_t record_cost__pending(int cache_fd, int nr_cpus);
 
 #endif

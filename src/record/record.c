@@ -1121,10 +1121,17 @@ static void print_summary(struct recorder *r, const uint64_t *lost, uint64_t eve
 	char buf[512];
 	struct stat st;
 
+	uint64_t pending = record_cost__pending(bpf_map__fd(r->skel->maps.cache_stats), r->nr_cpus);
+
 	fprintf(stderr, "srvscope: recorded %" PRIu64 " event%s (%.1f MB) in %.1f s to %s; %s\n",
 		events, events == 1 ? "" : "s", stat(r->o->output, &st) ? 0.0 : st.st_size / 1e6,
 		(end_ns - r->start_ns) / 1e9, r->o->output,
 		trace_lost__format(lost, r->nr_cpus, buf, sizeof(buf)));
+	if (pending)
+		notice("%" PRIu64 " waits recorded without their user stack (a ring was more than "
+		       "half full while the first stack copy at their place was being unwound); "
+		       "a larger --buffer-size keeps them",
+		       pending);
 }
 
 /* Ends the recording at one instant: every BPF program returns at once from now on, so the

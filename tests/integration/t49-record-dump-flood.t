@@ -6,8 +6,8 @@
 # way under `record -a`, now and then). Past half a ring, a block at a place whose copy is
 # on its way goes without a user stack instead. A pipe ping-pong started by the recorder
 # (its places all new), rings of 1 MB (--buffer-size 2M on 2 CPUs, where one fills in a
-# third of a millisecond): nothing lost, and almost every wait of the two threads has its
-# user stack.
+# third of a millisecond): nothing lost, almost every wait of the two threads has its user
+# stack, and the end of the recording says how many have none.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_btf
@@ -17,6 +17,16 @@ f="$TMP/flood.trace"
 	>"$TMP/pp.out" 2>"$TMP/err"
 ok $? "record -- a ping-pong of 100000 round trips, rings of 2 MB in all"
 diag "$(grep -E "rate|user stacks" "$TMP/pp.out" "$TMP/err" | tr -s ' ' | tr '\n' ';')"
+# The waits that went without their user stack are said at the end, with or without --cost
+# (which counts them too): the line with its count, or none when --cost counted none.
+said=$(sed -n 's/^srvscope: \([0-9]*\) waits recorded without their user stack .*/\1/p' "$TMP/err")
+rate=$(awk '/user stacks pending/ { print $4 + 0 }' "$TMP/err")
+diag "said: ${said:-nothing}; --cost: ${rate:-?}/s pending"
+if [ -n "$said" ]; then
+	check "the summary counts the waits without their user stack ($said)" [ "$said" -ge 1 ]
+else
+	check "no wait without its user stack, as --cost counted (${rate:-?}/s)" [ "${rate:-x}" = 0 ]
+fi
 "$SRVSCOPE" sched --format=json "$f" >"$TMP/sched.json"
 ok $? "sched --format=json"
 read -r lost lost_stacks <<<"$(python3 -c '
