@@ -78,43 +78,37 @@ static void report_recorder(const struct record_cost *c, const struct rusage *ru
 				tv_ms(&c->start_ru.ru_stime, &c->run_ru.ru_stime));
 }
 
-/* The stack caches' counters, as record.bpf.c's CS_* counts them. */
-static void report_caches(int fd, int nr_cpus, double secs)
-{
-	static const char *const names[] = {
-		"kernel stacks checked", "kernel stacks reused", "kernel stacks walked",
-		"kernel words scanned",	 "user stacks reused",	 "user stacks taken",
-		"user stacks pending",
-	};
-	uint64_t *v = calloc(nr_cpus, sizeof(*v));
-	uint32_t i;
-	int cpu;
-
-	if (!v)
-		return;
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		uint64_t sum = 0;
-
-		if (bpf_map_lookup_elem(fd, &i, v))
-			break;
-		for (cpu = 0; cpu < nr_cpus; cpu++)
-			sum += v[cpu];
-		fprintf(stderr, "  %-26s %12.0f/s\n", names[i], sum / secs);
-	}
-	free(v);
-}
-
-uint64_t record_cost__pending(int cache_fd, int nr_cpus)
+/* Counter key of the stack caches' map (enum cache_stat), summed over the CPUs; 0 when it
+ * cannot be read. */
+static uint64_t cache_sum(int fd, uint32_t key, int nr_cpus)
 {
 	uint64_t *v = calloc(nr_cpus, sizeof(*v)), sum = 0;
-	uint32_t key = CS_UPENDING;
 	int cpu;
 
-	if (v && !bpf_map_lookup_elem(cache_fd, &key, v))
+	if (v && !bpf_map_lookup_elem(fd, &key, v))
 		for (cpu = 0; cpu < nr_cpus; cpu++)
 			sum += v[cpu];
 	free(v);
 	return sum;
+}
+
+/* The stack caches' counters, in enum cache_stat's order. */
+static void report_caches(int fd, int nr_cpus, double secs)
+{
+	static const char *const names[CS_NR] = {
+		"kernel stacks checked", "kernel stacks reused", "kernel stacks walked",
+		"kernel words scanned",	 "user stacks reused",	 "user stacks taken",
+		"user stacks pending",
+	};
+	uint32_t i;
+
+	for (i = 0; i < CS_NR; i++)
+		fprintf(stderr, "  %-26s %12.0f/s\n", names[i], cache_sum(fd, i, nr_cpus) / secs);
+}
+
+uint64_t record_cost__pending(int cache_fd, int nr_cpus)
+{
+	return cache_sum(cache_fd, CS_UPENDING, nr_cpus);
 }
 
 void record_cost__report(struct record_cost *c, int cache_fd, int nr_cpus)

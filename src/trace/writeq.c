@@ -36,14 +36,14 @@
 
 struct writeq {
 	int fd;
-	uint64_t bytes, synced, dropped; /* written; sent to the disk; dropped from the cache */
+	uint64_t synced, dropped; /* sent to the disk up to; dropped from the cache up to */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t work, room; /* a job queued or the end asked; bytes written */
 	struct wq_job *head, *tail, *spare;
 	int nr_spare;
 	uint64_t queued; /* bytes in the jobs waiting (zstd sections counted whole) */
-	uint64_t done;	 /* bytes written, as bytes is, for other threads to read */
+	uint64_t done;	 /* bytes written (the writer thread's alone to change) */
 	bool ending;
 	int err;
 };
@@ -125,15 +125,15 @@ static void stream_out(struct writeq *q)
 {
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 
-	if (q->bytes - q->synced < STREAM_CHUNK)
+	if (q->done - q->synced < STREAM_CHUNK)
 		return;
 	if (q->synced > q->dropped &&
 	    !posix_fadvise(q->fd, (off_t)q->dropped, (off_t)(q->synced - q->dropped),
 			   POSIX_FADV_DONTNEED))
 		q->dropped = q->synced & ~(page - 1); /* the partial page, next time */
-	sync_file_range(q->fd, (off_t)q->synced, (off_t)(q->bytes - q->synced),
+	sync_file_range(q->fd, (off_t)q->synced, (off_t)(q->done - q->synced),
 			SYNC_FILE_RANGE_WRITE);
-	q->synced = q->bytes;
+	q->synced = q->done;
 }
 
 void writeq__zstd(struct wq_job *j)
@@ -156,8 +156,8 @@ static const void *zstd_payload(struct wq_sec *s, const void *payload, void **z)
 	return *z;
 }
 
-/* Writes one job with one system call (a few, past IOV_MAX pieces); returns its bytes in
- * *bytes. */
+/* Writes one job with one system call (a few, past IOV_MAX pieces); *bytes: what it added
+ * to the file (0 when the write failed). */
 static int write_job(struct writeq *q, struct wq_job *j, uint64_t *bytes)
 {
 	size_t nr = j->nr_secs ? j->nr_secs : 1, i;
@@ -177,10 +177,8 @@ static int write_job(struct writeq *q, struct wq_job *j, uint64_t *bytes)
 		*bytes += section_bytes(s->len);
 	}
 	err = writeq__write_all(q->fd, iov, n);
-	if (!err) {
-		q->bytes += *bytes;
-		stream_out(q);
-	}
+	if (err)
+		*bytes = 0;
 	for (i = 0; i < j->nr_secs; i++)
 		free(z[i]);
 	free(z);
@@ -226,7 +224,7 @@ static void *writer_main(void *arg)
 		if (err && !q->err)
 			q->err = err;
 		q->queued -= j->bytes;
-		q->done += bytes;
+		q->done += bytes; /* with queued: writeq__bytes counts each job once */
 		if (q->nr_spare < WQ_SPARE) {
 			j->next = q->spare;
 			q->spare = j;
@@ -235,6 +233,11 @@ static void *writer_main(void *arg)
 			job_free(j);
 		}
 		pthread_cond_broadcast(&q->room);
+		if (bytes) {
+			pthread_mutex_unlock(&q->lock);
+			stream_out(q); /* done is this thread's to change: read unlocked */
+			pthread_mutex_lock(&q->lock);
+		}
 	}
 	pthread_mutex_unlock(&q->lock);
 	return NULL;
@@ -247,7 +250,7 @@ struct writeq *writeq__start(int fd, uint64_t done)
 	int err;
 
 	q->fd = fd;
-	q->bytes = q->synced = q->dropped = q->done = done;
+	q->synced = q->dropped = q->done = done;
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->work, NULL);
 	pthread_cond_init(&q->room, NULL);
