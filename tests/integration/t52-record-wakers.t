@@ -56,9 +56,12 @@ kill "$load" 2>/dev/null
 wait "$load" 2>/dev/null
 
 start_memcached 4 || exit 1
-memcslap -s "127.0.0.1:$MEMCACHED_PORT" -c 2 -e 100000 -t set >/dev/null 2>&1 &
+# -e 100000 (200000 sets, 2.5 s here) ended about when the recording did (it starts ~0.9 s
+# in): a CI run saw its last second nearly idle. -e 300000 (0.6 s of making keys, then ~7 s
+# of sets), killed after the check, keeps it loaded to its last second.
+memcslap -s "127.0.0.1:$MEMCACHED_PORT" -c 2 -e 300000 -t set >/dev/null 2>&1 &
 load=$!
-sleep 0.5
+sleep 1.2
 check_wakers memcached "$MEMCACHED_PID" 50
 kill "$load" 2>/dev/null
 wait "$load" 2>/dev/null
