@@ -4,7 +4,9 @@
 # p50 latency at a fixed rate (the model's, or RATE), CPU per request (the whole process
 # tree's CPU time from /proc/PID/task/*/schedstat over the fixed-rate run), peak throughput (closed
 # loop). Original and
-# clone take turns, ROUNDS times (medians), so a busy machine weighs on both alike.
+# clone take turns, ROUNDS times (medians), so a busy machine weighs on both alike; the
+# order swaps every round, and the ratios are printed twice: of the medians, and "paired",
+# the median of each round's clone/original.
 # The clones are of tests/fixtures/models/*.json (written from these servers), or of
 # models made here by `srvscope model` when srvscope has it (MODEL=fixture forces the
 # former). Prints the table and the clone/original ratios (goal: 0.85 to 1.15).
@@ -143,9 +145,16 @@ for s in $SERVERS; do
 	conns=${CONNS:-$mconns}
 	conns_used="$conns_used $s:$conns"
 	: >"$OUT/o.$s"; : >"$OUT/c.$s"
-	for _ in $(seq "$ROUNDS"); do
-		measure "o.$s" "$orig" "$(url "$s" "$op")" "$rate"
-		measure "c.$s" "$clone" "$(url "$s" "$cp_")" "$rate"
+	# in turns, the order swapped every round (original first, then clone first, ...): a
+	# machine getting busier or quieter over the rounds weighs on both alike
+	for r in $(seq "$ROUNDS"); do
+		if [ $((r % 2)) = 1 ]; then
+			measure "o.$s" "$orig" "$(url "$s" "$op")" "$rate"
+			measure "c.$s" "$clone" "$(url "$s" "$cp_")" "$rate"
+		else
+			measure "c.$s" "$clone" "$(url "$s" "$cp_")" "$rate"
+			measure "o.$s" "$orig" "$(url "$s" "$op")" "$rate"
+		fi
 	done
 	if [ -n "${VERBOSE:-}" ]; then # every round, and the model's CPU per request unrecorded
 		paste "$OUT/o.$s" "$OUT/c.$s" | sed "s/^/$s rounds (original | clone): /" >&2
@@ -169,6 +178,11 @@ for c in json.load(open(sys.argv[1]))["clusters"]:
 	printf '%-10s %-9s %12.0f %12.0f %14.1f\n' "$s" clone "$c1" "$c2" "$c3"
 	printf '%-10s %-9s %12s %12s %14s\n' "$s" ratio "$(awk -v a="$c1" -v b="$o1" 'BEGIN {printf "%.2f", a / b}')" \
 		"$(awk -v a="$c2" -v b="$o2" 'BEGIN {printf "%.2f", a / b}')" "$(awk -v a="$c3" -v b="$o3" 'BEGIN {printf "%.2f", a / b}')"
+	# each round's clone against the original beside it, the median of those: the machine's
+	# drift between rounds (the originals' own peaks moved by a fifth between runs) cancels
+	printf '%-10s %-9s %12s %12s %14s\n' "$s" paired $(for col in 1 2 3; do
+		paste -d' ' "$OUT/c.$s" "$OUT/o.$s" | awk -v c=$col '{printf "%.5f\n", $c / $(c + 3)}' | median |
+			awk '{printf "%.2f", $1}'; echo; done)
 	kill "$clone"; wait "$clone" 2>/dev/null
 	kill "$orig"; wait "$orig" 2>/dev/null
 done

@@ -19,7 +19,12 @@
 # 'record --net' (the segments memcached's namespace sends and receives: a request in and
 # an answer out, as on a server's NIC), where over loopback it is --net=all, which records
 # each segment twice (sent by one end, received by the other, both in the namespace).
-# Usage (root): [PIN=1] [FLOOR=1] [CLIENT_NETNS=1] bench/record-overhead.sh [ROUNDS [GETS_PER_CONNECTION]]
+# STEADY=1: one load all along (memcslap sets, 8 connections) instead of a load per mode, and
+# the throughput from memcached's own counters (cmd_get + cmd_set, its 'stats') over SEG
+# seconds (default 3) in each mode, once the recorder runs; every recorded segment sits
+# between two unrecorded ones and is paired with their mean, so the machine's drift (the
+# unrecorded throughput moved by a fifth between rounds a minute apart) mostly cancels.
+# Usage (root): [PIN=1] [FLOOR=1] [CLIENT_NETNS=1] [STEADY=1 [SEG=S]] bench/record-overhead.sh [ROUNDS [GETS_PER_CONNECTION]]
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 SRVSCOPE=${SRVSCOPE:-$TOP/build/srvscope}
@@ -34,11 +39,13 @@ PORT=${PORT:-22199}
 OUT=$(mktemp -d /tmp/srvscope-bench.XXXXXX)
 MC=""
 REC=""
+STEADY_LOAD=""
 
 NS="" CLIENT="" HOST=127.0.0.1 NETOPT=--net=all
 
 cleanup() {
 	[ -n "$REC" ] && kill -TERM "$REC" 2>/dev/null && wait "$REC" 2>/dev/null
+	[ -n "$STEADY_LOAD" ] && kill "$STEADY_LOAD" 2>/dev/null && wait "$STEADY_LOAD" 2>/dev/null
 	[ -n "$MC" ] && kill "$MC" 2>/dev/null && wait "$MC" 2>/dev/null
 	[ -n "$NS" ] && ip netns del "$NS" 2>/dev/null
 	rm -rf "$OUT"
@@ -69,6 +76,35 @@ load() {
 	$SERVER_CPU $CLIENT memcslap -s "$HOST":"$PORT" -c 8 -e "$GETS" -t get 2>&1 |
 		awk '/Time to get/ { if ($(NF-1) > 0) printf "%.0f\n", $4 / $(NF-1) }'
 }
+
+# STEADY=1: the load that runs all along (restarted if it ends), and the requests memcached
+# has served, from its own counters.
+STEADY_LOAD=""
+steady_load() {
+	[ -n "$STEADY_LOAD" ] && kill -0 "$STEADY_LOAD" 2>/dev/null && return 0
+	# per connection: enough sets for about three minutes at 80000/s (0.2 s a 100000 keys
+	# to make them first)
+	$SERVER_CPU $CLIENT memcslap -s "$HOST":"$PORT" -c 8 -e 2000000 -t set >/dev/null 2>&1 &
+	STEADY_LOAD=$!
+	sleep 5
+}
+served() {
+	exec 3<>"/dev/tcp/$HOST/$PORT" || return 1
+	printf 'stats\r\nquit\r\n' >&3
+	tr -d '\r' <&3 | awk '$2 == "cmd_get" || $2 == "cmd_set" { n += $3 } END { print n + 0 }'
+	exec 3<&-
+}
+# steady_rate: requests a second over SEG seconds of the load that runs (steady_load first,
+# outside a $(...): the load's pid is kept).
+steady_rate() {
+	local c0 c1 t0 t1
+	sleep 0.5 # a recorder's start (its first drains, kallsyms) is not what it costs
+	t0=$(date +%s%N) c0=$(served)
+	sleep "${SEG:-3}"
+	t1=$(date +%s%N) c1=$(served)
+	awk -v n="$((c1 - c0))" -v t="$((t1 - t0))" 'BEGIN { if (t > 0 && n > 0) printf "%.0f\n", n * 1e9 / t }'
+}
+rate() { if [ -n "${STEADY:-}" ]; then steady_rate; else load; fi; }
 
 # wait_for FILE PATTERN: until a recorder says it is running (at most 10 s).
 wait_for() {
@@ -117,28 +153,55 @@ median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 
 MODES="none srvscope srvscope-net perf-trace perf-sched${FLOOR:+ srvscope-empty srvscope-bare}"
 # Fill the cache so that gets hit, and warm everything up once.
-$CLIENT memcslap -s "$HOST":"$PORT" -c 8 -e "$GETS" -t set >/dev/null 2>&1
-load >/dev/null
+if [ -z "${STEADY:-}" ]; then
+	$CLIENT memcslap -s "$HOST":"$PORT" -c 8 -e "$GETS" -t set >/dev/null 2>&1
+	load >/dev/null
+fi
 
-echo "# memcached -t 4, memcslap -c 8 -e $GETS -t get; $ROUNDS rounds; $(nproc) CPUs; $(uname -r)${PIN:+; PIN=1: server and load on CPU $(($(nproc) - 1)), recorders on CPU 0}${NS:+; the client in a network namespace, over veth; srvscope-net is record $NETOPT}"
-for r in $(seq "$ROUNDS"); do
-	line="round $r:"
-	for m in $MODES; do
-		start_recorder "$m"
-		v=$(load)
-		stop_recorder "$m"
-		echo "${v:-0}" >>"$OUT/$m.ops"
-		line="$line $m=${v:-0}"
-		eval "round_${m//-/_}=${v:-0}"
+if [ -n "${STEADY:-}" ]; then
+	echo "# memcached -t 4, memcslap -c 8 -t set all along; $ROUNDS rounds of ${SEG:-3} s a mode, each recorded segment between two unrecorded ones; $(nproc) CPUs; $(uname -r)${PIN:+; PIN=1: server and load on CPU $(($(nproc) - 1)), recorders on CPU 0}${NS:+; the client in a network namespace, over veth; srvscope-net is record $NETOPT}"
+	for r in $(seq "$ROUNDS"); do
+		steady_load
+		prev=$(rate)
+		echo "${prev:-0}" >>"$OUT/none.ops"
+		line="round $r: none=${prev:-0}"
+		for m in ${MODES#none }; do
+			steady_load
+			start_recorder "$m"
+			v=$(rate)
+			stop_recorder "$m"
+			steady_load
+			next=$(rate)
+			echo "${v:-0}" >>"$OUT/$m.ops"
+			echo "${next:-0}" >>"$OUT/none.ops"
+			awk -v v="${v:-0}" -v a="${prev:-0}" -v b="${next:-0}" 'BEGIN { if (a + b > 0) printf "%.5f\n", 2 * v / (a + b) }' >>"$OUT/$m.ratio"
+			line="$line $m=${v:-0} none=${next:-0}"
+			prev=$next
+		done
+		echo 1 >>"$OUT/none.ratio"
+		echo "# $line"
 	done
-	# Each mode against the unrecorded run of its own round, a minute apart at most:
-	# drift between rounds (the machine's other load, its clock) cancels out.
-	for m in $MODES; do
-		eval "v=\$round_${m//-/_}"
-		awk -v v="$v" -v b="$round_none" 'BEGIN { if (b > 0) printf "%.5f\n", v / b }' >>"$OUT/$m.ratio"
+else
+	echo "# memcached -t 4, memcslap -c 8 -e $GETS -t get; $ROUNDS rounds; $(nproc) CPUs; $(uname -r)${PIN:+; PIN=1: server and load on CPU $(($(nproc) - 1)), recorders on CPU 0}${NS:+; the client in a network namespace, over veth; srvscope-net is record $NETOPT}"
+	for r in $(seq "$ROUNDS"); do
+		line="round $r:"
+		for m in $MODES; do
+			start_recorder "$m"
+			v=$(load)
+			stop_recorder "$m"
+			echo "${v:-0}" >>"$OUT/$m.ops"
+			line="$line $m=${v:-0}"
+			eval "round_${m//-/_}=${v:-0}"
+		done
+		# Each mode against the unrecorded run of its own round, a minute apart at most:
+		# drift between rounds (the machine's other load, its clock) cancels out.
+		for m in $MODES; do
+			eval "v=\$round_${m//-/_}"
+			awk -v v="$v" -v b="$round_none" 'BEGIN { if (b > 0) printf "%.5f\n", v / b }' >>"$OUT/$m.ratio"
+		done
+		echo "# $line"
 	done
-	echo "# $line"
-done
+fi
 
 base=$(median <"$OUT/none.ops")
 median_ratio() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -183,8 +246,9 @@ cpu_cost() { # MODE: the CPU srvscope takes (BPF programs and recorder) during o
 	mine=$(for i in $(prog_ids); do case "$before" in *" $i "*) ;; *) echo "$i" ;; esac; done)
 	b0=$(bpf_ns_of $mine)
 	u0=$(awk '{print $14 + $15}' /proc/"$REC"/stat)
+	[ -n "${STEADY:-}" ] && steady_load
 	t0=$(date +%s%N)
-	load >/dev/null
+	rate >/dev/null
 	t1=$(date +%s%N)
 	b1=$(bpf_ns_of $mine)
 	u1=$(awk '{print $14 + $15}' /proc/"$REC"/stat)
