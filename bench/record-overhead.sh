@@ -86,7 +86,15 @@ steady_load() {
 	# to make them first)
 	$SERVER_CPU $CLIENT memcslap -s "$HOST":"$PORT" -c 8 -e 2000000 -t set >/dev/null 2>&1 &
 	STEADY_LOAD=$!
-	sleep 5
+	# until the sets come (the keys are made first: seconds), then a second more
+	local c0 c1
+	c0=$(served)
+	for _ in $(seq 300); do
+		sleep 0.1
+		c1=$(served)
+		[ "${c1:-0}" -gt "$((${c0:-0} + 1000))" ] && break
+	done
+	sleep 1
 }
 served() {
 	exec 3<>"/dev/tcp/$HOST/$PORT" || return 1
