@@ -16,6 +16,10 @@
 # (RATES: the models' runs at those rates, CONNS (8) connections, 2 s each, instead of the
 # defaults (three at 2000 req/s): a background thread whose wake-ups follow the load is
 # cloned so, docs/clone.md; e.g. RATES="200 2000" RATE=200 for CPU per request at 200)
+# (QOS=1: the CPUs kept out of idle states for the run, /dev/cpu_dma_latency held at 0 (a VM's
+# haltpoll idle then polls and never halts): a thread woken on an idle CPU costs the same
+# every time, where a halted vCPU's wake-up made one original's CPU per request move by
+# a factor of 1.8 from round to round, docs/clone.md)
 # (VERBOSE=1: every round's figures, CPU and wake-ups per request by thread name, and the
 # model's cpu_unrecorded and background threads' CPU per wake-up on stderr; CLONE_ARGS:
 # more options for the clones, e.g. "--cpu-us 0")
@@ -114,6 +118,11 @@ measure() {
 	echo "$peak $p50 $(awk -v t=$((c1 - c0)) -v n="$n" 'BEGIN {printf "%.1f", t / 1e3 / n}')" >>"$OUT/$1"
 }
 
+if [ -n "${QOS:-}" ]; then
+	# held open for the whole run: the request ends when the file is closed
+	exec 8>/dev/cpu_dma_latency && printf 0 >&8 ||
+		{ echo "clone.sh: QOS=1 needs /dev/cpu_dma_latency (root)" >&2; exit 1; }
+fi
 use_model=fixture
 [ "${MODEL:-}" != fixture ] && "$SRVSCOPE" model --help >/dev/null 2>&1 && use_model=srvscope
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -186,4 +195,4 @@ for c in json.load(open(sys.argv[1]))["clusters"]:
 	kill "$clone"; wait "$clone" 2>/dev/null
 	kill "$orig"; wait "$orig" 2>/dev/null
 done
-echo "(medians of $ROUNDS rounds taken in turn; connections:$conns_used; p50 and CPU at the model's rate (req/s:$rates); peak closed loop; $SECS s each; models: $use_model${RATES:+ (runs at $RATES req/s)}; load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
+echo "(medians of $ROUNDS rounds taken in turn; connections:$conns_used; p50 and CPU at the model's rate (req/s:$rates); peak closed loop; $SECS s each; models: $use_model${RATES:+ (runs at $RATES req/s)}; load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end${QOS:+; CPUs kept out of idle states})"
