@@ -12,12 +12,26 @@ need_btf
 command -v python3 >/dev/null || skip_all "python3 is needed to check the stacks"
 
 # run_checker ARGS...: expect_folded.py's TAP lines, numbered after ours.
+# When a check fails, the heaviest stacks of the folded file and what the recorder said go to
+# stderr (prove shows it): a CI run once failed every blocked thread of c-debuglink (no
+# weight in stacks with the chain) where the on-CPU checks of the same trace passed.
 run_checker() {
-	local out
+	local out folded
 	out=$(python3 "$TOP/tests/integration/expect_folded.py" "$@")
 	printf '%s\n' "$out" | grep -v '^# next'
 	_n=$(($(printf '%s\n' "$out" | sed -n 's/^# next //p') - 1))
 	_failed=$((_failed + $(printf '%s\n' "$out" | grep -c '^not ok')))
+	if printf '%s\n' "$out" | grep -q '^not ok'; then
+		[ "$1" = --on-cpu ] && shift
+		folded=$2
+		{
+			echo "# $5 the heaviest stacks of $folded:"
+			awk '{ print $NF, $0 }' "$folded" 2>/dev/null | sort -rn | head -8 | cut -c1-400 |
+				sed 's/^/#   /'
+			echo "# the recorder said:"
+			sed 's/^/#   /' "$TMP/err" 2>/dev/null | tail -5
+		} >&2
+	fi
 }
 blocked="fix-main fix-mutex fix-cond fix-pipe fix-epoll fix-sleep"
 # Weights are checked as shares (a loaded host starts the fixture late and gives the spinner
