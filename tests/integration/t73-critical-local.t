@@ -118,11 +118,12 @@ like "$text" "critical path: chainC [0-9]+ TIMER 5[0-9]\.[0-9]+ ms, chainC [0-9]
 	"each of A's reads: C's timer, then C running"
 
 # Scenario 2: C's work is a disk wait.
-# Known gap, not this test's subject: in about one recording in ten of this loop, the kernel
-# wakes C a few dozen times with a sched_wakeup and no sched_waking before it (bpftrace on
-# both tracepoints counts the same: 1424 wakings, 1468 wake-ups, 43 episodes UNKNOWN), so
-# those episodes have no waker and the path shows C BLOCKED there (a CI run: 6.4 % of C's
-# work). Such a recording is made again, twice at most, and said; the last one is judged.
+# Known gap, not this test's subject: in about one recording in ten of this loop, a few
+# dozen of C's wakings reach no BPF program while srvscope records, though their wake-ups
+# come (bpftrace on both tracepoints beside it: 1424 wakings, 1468 wake-ups, 43 episodes
+# UNKNOWN; bpftrace alone sees every waking), so those episodes have no waker and the path
+# shows C BLOCKED there (a CI run: 6.4 % of C's work; docs/record.md). Such a recording is
+# made again, twice at most, and said; the last one is judged.
 f2="$TMP/disk.trace"
 for try in 1 2 3; do
 	"$SRVSCOPE" record --force -o "$f2" -- "$FIXTURES/crit_chain" 4 fsync "$TMP/blockfile" >"$TMP/out2" 2>"$TMP/err2"
