@@ -24,7 +24,9 @@
 # seconds (default 3) in each mode, once the recorder runs; every recorded segment sits
 # between two unrecorded ones and is paired with their mean, so the machine's drift (the
 # unrecorded throughput moved by a fifth between rounds a minute apart) mostly cancels.
-# Usage (root): [PIN=1] [FLOOR=1] [CLIENT_NETNS=1] [STEADY=1 [SEG=S]] bench/record-overhead.sh [ROUNDS [GETS_PER_CONNECTION]]
+# MODES="none srvscope ...": the modes to run (none is always first); besides those above,
+# srvscope-nowaker (--no-waker-stacks) and srvscope-nostacks (--no-stacks).
+# Usage (root): [MODES=...] [PIN=1] [FLOOR=1] [CLIENT_NETNS=1] [STEADY=1 [SEG=S]] bench/record-overhead.sh [ROUNDS [GETS_PER_CONNECTION]]
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 SRVSCOPE=${SRVSCOPE:-$TOP/build/srvscope}
@@ -123,13 +125,18 @@ wait_for() {
 start_recorder() { # MODE
 	case $1 in
 	none) REC="" ;;
-	srvscope | srvscope-net | srvscope-empty | srvscope-bare) # srvscope-net: with the
-		# packets 'critical' needs; =all: on loopback too (memcslap talks to memcached over
-		# it; --net alone would record none)
-		local floor=""
-		case $1 in srvscope-empty) floor=1 ;; srvscope-bare) floor=2 ;; esac
-		SRVSCOPE_RECORD_FLOOR=$floor $RECORDER_CPU "$SRVSCOPE" record -p "$MC" \
-			$([ "$1" = srvscope-net ] && echo "$NETOPT") \
+	srvscope | srvscope-net | srvscope-empty | srvscope-bare | srvscope-nowaker | srvscope-nostacks)
+		# srvscope-net: with the packets 'critical' needs; =all: on loopback too (memcslap
+		# talks to memcached over it; --net alone would record none)
+		local floor="" opt=""
+		case $1 in
+		srvscope-empty) floor=1 ;;
+		srvscope-bare) floor=2 ;;
+		srvscope-net) opt=$NETOPT ;;
+		srvscope-nowaker) opt=--no-waker-stacks ;;
+		srvscope-nostacks) opt=--no-stacks ;;
+		esac
+		SRVSCOPE_RECORD_FLOOR=$floor $RECORDER_CPU "$SRVSCOPE" record -p "$MC" $opt \
 			--force -o "$OUT/srvscope.trace" --progress 2>"$OUT/srvscope.err" &
 		REC=$!
 		wait_for "$OUT/srvscope.err" "recording" || echo "# srvscope record did not start" >&2
@@ -159,7 +166,9 @@ stop_recorder() { # MODE
 
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.0f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-MODES="none srvscope srvscope-net perf-trace perf-sched${FLOOR:+ srvscope-empty srvscope-bare}"
+MODES=${MODES:-"none srvscope srvscope-net perf-trace perf-sched${FLOOR:+ srvscope-empty srvscope-bare}"}
+MODES="none $(printf '%s\n' $MODES | grep -vx none | tr '\n' ' ')"
+MODES=${MODES% }
 # Fill the cache so that gets hit, and warm everything up once.
 if [ -z "${STEADY:-}" ]; then
 	$CLIENT memcslap -s "$HOST":"$PORT" -c 8 -e "$GETS" -t set >/dev/null 2>&1
@@ -222,16 +231,23 @@ for m in $MODES; do
 	eval "med_${m//-/_}=$med"
 	eval "pr_${m//-/_}=$pr"
 done
-awk -v b="$base" -v s="$med_srvscope" -v t="$med_perf_trace" -v p="$med_perf_sched" 'BEGIN {
-	cs = 1 - s / b; ct = 1 - t / b; cp = 1 - p / b
-	printf "\nsrvscope record cost: %.1f %% (goal <= 3 %%); perf trace: %.1f %%, perf sched record: %.1f %%\n",
-		100 * cs, 100 * ct, 100 * cp }'
-awk -v b="$base" -v s="$med_srvscope_net" -v o="$NETOPT" 'BEGIN {
-	printf "srvscope record %s cost: %.1f %% (goal <= 3 %%)\n", o, 100 * (1 - s / b) }'
-awk -v s="$pr_srvscope" -v n="$pr_srvscope_net" -v o="$NETOPT" 'BEGIN {
-	printf "paired (median of each round against its own unrecorded run): srvscope %.1f %%, %s %.1f %%\n", 100 * (1 - s), o, 100 * (1 - n) }'
+# the summary lines of the modes that ran
+has() { case " $MODES " in *" $1 "*) return 0 ;; esac; return 1; }
+if has srvscope; then
+	awk -v b="$base" -v s="$med_srvscope" -v pr="$pr_srvscope" 'BEGIN {
+		printf "\nsrvscope record cost: %.1f %% (goal <= 3 %%); paired (each round against its own unrecorded runs): %.1f %%\n",
+			100 * (1 - s / b), 100 * (1 - pr) }'
+fi
+if has perf-trace && has perf-sched; then
+	awk -v b="$base" -v t="$med_perf_trace" -v p="$med_perf_sched" 'BEGIN {
+		printf "perf trace: %.1f %%, perf sched record: %.1f %%\n", 100 * (1 - t / b), 100 * (1 - p / b) }'
+fi
+if has srvscope-net; then
+	awk -v b="$base" -v s="$med_srvscope_net" -v n="$pr_srvscope_net" -v o="$NETOPT" 'BEGIN {
+		printf "srvscope record %s cost: %.1f %% (goal <= 3 %%); paired %.1f %%\n", o, 100 * (1 - s / b), 100 * (1 - n) }'
+fi
 echo "srvscope record, last round: $(tail -1 "$OUT/srvscope.summary" 2>/dev/null | sed 's/^srvscope: //')"
-if [ -n "${FLOOR:-}" ]; then
+if has srvscope-empty && has srvscope-bare && has srvscope; then
 	awk -v e="$pr_srvscope_empty" -v b="$pr_srvscope_bare" -v s="$pr_srvscope" 'BEGIN {
 		printf "floor (paired): the tracepoints attached, programs returning at once %.1f %%; a bare record per event %.1f %%; srvscope %.1f %%\n", 100 * (1 - e), 100 * (1 - b), 100 * (1 - s) }'
 fi
