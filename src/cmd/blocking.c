@@ -586,15 +586,21 @@ int cmd_blocking(int argc, char **argv)
 		if (!r.nr)
 			printf("No blocking episode%s.\n\n",
 			       f.pid || f.tid || f.comm || f.min_ns ? " matches the filters" : "");
-		size_t unknown = 0;
+		size_t unknown = 0, no_waking = 0;
 
-		/* Ended, yet no wake-up event seen: the trace says nothing of their waker. */
+		/* Ended, yet no wake-up event seen: the trace says nothing of their waker. Woken
+		 * (a wake-up event) with no waking before it: the waker's CPU ran the kernel's
+		 * sched_waking, no BPF program got it (docs/record.md). */
 		for (i = 0; i < r.nr; i++)
-			unknown += r.eps[i].wake_kind == WAKE_UNKNOWN && !r.eps[i].unfinished;
-		printf("%zu episode%s, %.3f s traced on %s (%s); %zu UNKNOWN (ended with no "
-		       "wake-up event seen); %s\n",
+			if (r.eps[i].wake_kind == WAKE_UNKNOWN && !r.eps[i].unfinished) {
+				unknown++;
+				no_waking += r.eps[i].wake_ns != 0;
+			}
+		printf("%zu episode%s, %.3f s traced on %s (%s); %zu UNKNOWN (%zu ended with no "
+		       "wake-up event seen, %zu woken with no waking event); %s\n",
 		       r.nr, r.nr == 1 ? "" : "s", (t->end_ns - t->first_ns) / 1e9, t->hdr.host,
-		       t->hdr.kernel, unknown, trace__lost_summary(t, lost, sizeof(lost)));
+		       t->hdr.kernel, unknown, unknown - no_waking, no_waking,
+		       trace__lost_summary(t, lost, sizeof(lost)));
 	}
 	if (rp.crit)
 		crit_graph__free(rp.crit);

@@ -25,7 +25,7 @@ check_wakers() {
 	python3 "$(dirname "$0")/expect_wakers.py" "$TMP/$name.json" "$span" "$3"
 	ok $? "$name: every wake kind agrees with its waker's stack, to the last second"
 	summary=$("$SRVSCOPE" blocking "$f" 2>/dev/null | tail -1)
-	like "$summary" "^[0-9]+ episodes, .*; [0-9]+ UNKNOWN \(ended with no wake-up event seen\)" \
+	like "$summary" "^[0-9]+ episodes, .*; [0-9]+ UNKNOWN \([0-9]+ ended with no wake-up event seen, [0-9]+ woken with no waking event\)" \
 		"$name: the summary line counts the UNKNOWN wake-ups"
 	# With nothing lost, ended episodes have their waking event (one that comes just
 	# before the switch-out, from another CPU, included: 1.3 % of apache2's were UNKNOWN

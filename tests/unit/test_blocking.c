@@ -204,6 +204,33 @@ static void early_waking(void)
 	trace__close(t);
 }
 
+/* A wake-up with no waking before it (the kernel ran sched_waking on the waker's CPU, no BPF
+ * program got it): UNKNOWN, with the wake-up's time, which tells it apart from an episode
+ * that no wake-up event ended (wake_ns 0). */
+static void wakeup_without_waking(void)
+{
+	struct block_report r;
+	struct trace *t;
+	struct tb b;
+
+	tb_open(&b);
+	tb_switch(&b, 1000, 10, 10, 2, 0, 0, 75, 3, 0, 0);
+	tb_simple(&b, 1500, REC_WAKEUP, 10, 10);
+	tb_switch(&b, 1600, 0, 0, 0, 10, 10, -1, -1, 0, 0);
+	tb_switch(&b, 2000, 10, 10, 2, 0, 0, 75, 3, 0, 0);
+	tb_switch(&b, 2600, 0, 0, 0, 10, 10, -1, -1, 0, 0);
+	t = tb_read(&b, 3000);
+	blocking__analyze(t, NULL, &r);
+	is_int(r.nr, 2, "two episodes");
+	ok(r.nr == 2 && r.eps[0].wake_kind == WAKE_UNKNOWN && r.eps[0].wake_ns == 1500 &&
+		   r.eps[0].end_ns == 1600,
+	   "a wake-up with no waking: UNKNOWN, woken at the wake-up");
+	ok(r.nr == 2 && r.eps[1].wake_kind == WAKE_UNKNOWN && r.eps[1].wake_ns == 0,
+	   "no wake-up event at all: UNKNOWN, never woken");
+	block_report__free(&r);
+	trace__close(t);
+}
+
 /* A waker that named itself with 15 control bytes: its name is shown whole, escaped. */
 static void hostile_waker(void)
 {
@@ -232,6 +259,7 @@ int main(void)
 	episodes();
 	ipi_wakeup();
 	early_waking();
+	wakeup_without_waking();
 	hostile_waker();
 	filters();
 	stats();
