@@ -94,3 +94,34 @@ char *ktext__read(size_t *len)
 {
 	return read_text(len, NULL, NULL);
 }
+
+static void *read_thread(void *arg)
+{
+	struct ktext_async *a = arg;
+
+	a->text = ktext__read(&a->len);
+	a->err = a->text ? 0 : errno;
+	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+void ktext__read_async(struct ktext_async *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->started = !pthread_create(&a->thread, NULL, read_thread, a);
+	if (!a->started)
+		read_thread(a);
+}
+
+char *ktext__take(struct ktext_async *a, bool wait, size_t *len)
+{
+	if (a->taken || (!wait && !__atomic_load_n(&a->done, __ATOMIC_ACQUIRE)))
+		return NULL;
+	if (a->started)
+		pthread_join(a->thread, NULL);
+	a->started = false;
+	a->taken = true;
+	*len = a->len;
+	errno = a->err;
+	return a->text;
+}

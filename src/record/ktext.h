@@ -4,6 +4,8 @@
 #ifndef SRVSCOPE_RECORD_KTEXT_H
 #define SRVSCOPE_RECORD_KTEXT_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,5 +23,22 @@ uint64_t ktext__lookup(const char *name);
 /* /proc/kallsyms, read whole into a new buffer (NUL-terminated); NULL and errno set when
  * it cannot be read. */
 char *ktext__read(size_t *len);
+
+/* /proc/kallsyms read by a thread of its own: the kernel takes a fifth of a second to
+ * print it, which the recorder's loop spends draining the rings instead. */
+struct ktext_async {
+	pthread_t thread;
+	bool started, taken;
+	char *text;
+	size_t len;
+	int err;	     /* errno of a failed read */
+	volatile int done;   /* the thread has finished (atomic) */
+};
+
+/* Starts the read; the text is read at once, in the caller, when no thread can start. */
+void ktext__read_async(struct ktext_async *a);
+/* The text once read (wait: until it is), the thread joined; NULL with errno when the
+ * read failed or (wait false) is not over. Once only: then a->taken. The caller frees it. */
+char *ktext__take(struct ktext_async *a, bool wait, size_t *len);
 
 #endif

@@ -113,6 +113,7 @@ struct recorder {
 	struct syssample syssample; /* --syscalls with a budget: windows of full recording */
 	bool softirq_entry_off;	    /* detached: vectors from the wakers' stacks */
 	struct record_ipi ipi;	    /* the system vectors tracked, IPI sends recorded */
+	struct ktext_async ktext;   /* /proc/kallsyms, read by a thread at the start */
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -411,24 +412,33 @@ static int on_record(void *ctx, void *data, size_t size)
 
 /* ---- the start of a recording ---- */
 
-static int write_kallsyms(struct recorder *r)
+/* The kallsyms section, once the reader thread has the text (wait: until it has). The
+ * read runs while the loop drains: the programs take a user stack copy at every wait
+ * until the first one is unwound, and a fifth of a second undrained at the start filled
+ * the rings with them (memcached: 3400 copies, 2000 waits left without a user stack). */
+static void write_kallsyms(struct recorder *r, bool wait)
 {
 	size_t len;
-	char *text = ktext__read(&len);
+	char *text;
 	int err;
 
+	if (r->ktext.taken)
+		return;
+	text = ktext__take(&r->ktext, wait, &len);
 	if (!text) {
-		warning("cannot read /proc/kallsyms (%s): kernel frames will stay addresses",
-			strerror(errno));
-		return 0;
+		if (r->ktext.taken)
+			warning("cannot read /proc/kallsyms (%s): kernel frames will stay "
+				"addresses",
+				strerror(errno));
+		return;
 	}
 	err = trace_writer__section_zstd(r->w, SEC_KALLSYMS, text, len);
 	record_softirq__vectors(r->skel, text, len);
 	free(text);
-	return err;
+	if (err && !r->err)
+		r->err = err;
 }
 
-/* The recorder's network namespace (its inode number), 0 when unknown. */
 static uint32_t own_netns(void)
 {
 	struct stat st;
@@ -961,6 +971,7 @@ static void loop(struct recorder *r, uint64_t *lost)
 			break;
 		}
 		now = now_ns();
+		write_kallsyms(r, false);
 		softirq_exits(r);
 		rec_procs__check_all(&r->procs, now);
 		if (now - last_flush >= FLUSH_NS) {
@@ -1256,15 +1267,10 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	start_ts = now_ns();
 	follow_trees(&r);
 	snapshot_targets(&r, start_ts);
-	/* Compressing kallsyms takes a fifth of a second: done with events flowing (into the
-	 * ring), not between the trace's start and the attach; after the start snapshot (its
-	 * states are the targets' as events begin), before the command runs (its first events
-	 * are drained while its fds can still be described). */
-	err = write_kallsyms(&r);
-	if (err) {
-		error("cannot write '%s': %s", o->output, strerror(-err));
-		goto out_close;
-	}
+	/* Reading kallsyms takes a fifth of a second: done with events flowing (into the
+	 * ring), not between the trace's start and the attach; by a thread, while the loop
+	 * drains (write_kallsyms). */
+	ktext__read_async(&r.ktext);
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -1299,6 +1305,7 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	if (r.last_ts > end_ns)
 		end_ns = r.last_ts;
 	rec_procs__check_all(&r.procs, UINT64_MAX - 1);
+	write_kallsyms(&r, true);
 	write_lost(&r, lost);
 	write_syscall_sample(&r);
 	events = trace_writer__events(r.w);
@@ -1334,6 +1341,11 @@ out_close:
 			unlink(o->output);
 	}
 out_destroy:
+	if (r.ktext.started || (r.ktext.done && !r.ktext.taken)) {
+		size_t len;
+
+		free(ktext__take(&r.ktext, true, &len));
+	}
 	syssample__stop(&r.syssample);
 	close_samplers(&r);
 	rec_rings__close(&r.rings);
