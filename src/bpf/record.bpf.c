@@ -203,16 +203,20 @@ struct stack_cache {
 	 * to reach than the map's entry, at every check after the first. */
 	__u64 uck_id; /* the dump it is for, 0: none */
 	__u64 uts;    /* when ustack was last taken or reused */
+	__u32 hits;   /* times the task came back to this place, halved at each miss */
+	__u32 pad;
 	struct rec_ustack_check uck;
 };
 
-/* Places kept per task and role: a server thread commonly blocks at two places in turn
- * (waiting for work, then for a lock), which one entry would miss every time. */
-#define PLACES 2
+/* Places kept per task and role: a server thread commonly blocks at several places in turn
+ * (waiting for work, then for a lock or two), which one entry would miss every time, and
+ * wakes others from fewer. Powers of two. */
+#define BLOCKED_PLACES 4
+#define WAKING_PLACES  2
 
 struct task_state {
-	struct stack_cache blocked[PLACES]; /* as the task blocked */
-	struct stack_cache waking[PLACES];  /* as it woke another */
+	struct stack_cache blocked[BLOCKED_PLACES]; /* as the task blocked */
+	struct stack_cache waking[WAKING_PLACES];   /* as it woke another */
 	/* --syscalls: the syscall in progress, written out at its exit */
 	__u64 enter_ts;
 	__u64 args[3];
@@ -647,21 +651,46 @@ struct user_place {
 	bool same; /* where the cache entry was taken: its user stack may be reused */
 };
 
-static __always_inline bool at_place(const struct stack_cache *c, const struct user_place *u)
+/* The same call site at the same stack depth. The arguments too (at_place): they pick,
+ * of two entries, the one whose kernel path is likelier the same. Without them (near_place)
+ * an entry is still used, its stacks reused only as their checks allow, both exact: a
+ * thread that waits on one lock call site for many locks (a futex's address in each)
+ * took a stack copy at each, a hundred a second of memcached's workers. */
+static __always_inline bool near_place(const struct stack_cache *c, const struct user_place *u)
 {
 	return c->ts && stack_refresh_ns && c->ip == u->ip && c->sp == u->sp &&
-	       c->orig_ax == u->orig_ax && c->args[0] == u->args[0] && c->args[1] == u->args[1] &&
+	       c->orig_ax == u->orig_ax;
+}
+
+static __always_inline bool at_place(const struct stack_cache *c, const struct user_place *u)
+{
+	return near_place(c, u) && c->args[0] == u->args[0] && c->args[1] == u->args[1] &&
 	       c->args[2] == u->args[2];
 }
 
-/* Fills u for task t and returns the entry of cs (PLACES of them, or NULL) to use: the
- * one where t is now (u->same), else the oldest, to be refreshed. */
+/* Whether entry a is to go before entry b: an empty one first, then the one the task came
+ * back to fewer times (the older of two alike). */
+static __always_inline bool evict_before(const struct stack_cache *a, const struct stack_cache *b)
+{
+	if (!a->ts || !b->ts)
+		return !a->ts && b->ts;
+	return a->hits < b->hits || (a->hits == b->hits && a->ts < b->ts);
+}
+
+/* Fills u for task t and returns the entry of cs (n of them, a power of two, or NULL) to
+ * use: the one where t is now (u->same), else the one to refill. The place the task keeps
+ * coming back to stays: a thread that waits for work at one place blocks on locks now and
+ * then at others, and an eviction of the older entry took the work place out at every
+ * second lock wait in a row (memcached's workers: an epoll_wait and two or three lock call
+ * sites each). The entries kept are aged at each miss, so that a task that moved on gives
+ * them up after a few. */
 static __always_inline struct stack_cache *user_place(struct task_struct *t, struct stack_cache *cs,
-						      __u64 ts, struct user_place *u)
+						      const int n, __u64 ts, struct user_place *u)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	struct stack_cache *c = NULL;
 	__u16 insn = 0;
+	int i, at = -1, near = -1, victim = 0;
 
 	u->nr = -1;
 	u->same = false;
@@ -675,15 +704,32 @@ static __always_inline struct stack_cache *user_place(struct task_struct *t, str
 	u->args[1] = regs->si;
 	u->args[2] = regs->dx;
 	if (cs) {
-		if (at_place(&cs[0], u))
-			c = &cs[0];
-		else if (at_place(&cs[1], u))
-			c = &cs[1];
-		if (c) {
+		for (i = 0; i < n; i++) {
+			if (at < 0 && at_place(&cs[i], u))
+				at = i;
+			if (near < 0 && near_place(&cs[i], u))
+				near = i;
+		}
+		if (at < 0)
+			at = near;
+		if (at >= 0) {
+			c = &cs[at & (n - 1)];
 			u->same = true;
 			u->nr = c->nr;
+			c->args[0] = u->args[0];
+			c->args[1] = u->args[1];
+			c->args[2] = u->args[2];
+			if (c->hits < 0xffffffffu)
+				c->hits++;
 		} else {
-			c = cs[0].ts <= cs[1].ts ? &cs[0] : &cs[1];
+			for (i = 1; i < n; i++)
+				if (evict_before(&cs[i], &cs[victim & (n - 1)]))
+					victim = i;
+			for (i = 0; i < n; i++)
+				if (i != victim)
+					cs[i].hits >>= 1;
+			c = &cs[victim & (n - 1)];
+			c->hits = 0;
 		}
 	}
 	if (!u->same && u->nr >= 0 &&
@@ -1578,7 +1624,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 			c = st->blocked;
 		}
 		if (user)
-			c = user_place(prev, c, ts, &u);
+			c = user_place(prev, c, BLOCKED_PLACES, ts, &u);
 		if (u.nr >= 0 && (__s64)u.args[0] >= -1 && (__s64)u.args[0] < 0x7fffffff)
 			fd = (__s32)u.args[0];
 		if (u.nr >= 0 && user && (u.nr == 7 || u.nr == 271 || u.nr == 23 || u.nr == 270))
@@ -1650,7 +1696,7 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 			sc = st->waking;
 		}
 		if (user)
-			sc = user_place(cur, sc, ts, &u);
+			sc = user_place(cur, sc, WAKING_PLACES, ts, &u);
 		task_stacks(ctx, cur, user, &u, sc, ts, &kstack, &ustack);
 	}
 	r = rec_reserve(ts, REC_WAKING, p->pid, tgid);
