@@ -1145,6 +1145,19 @@ static void print_summary(struct recorder *r, const uint64_t *lost, uint64_t eve
 		       pending);
 }
 
+/* A write that failed once the trace had begun (a full disk): what was written before it
+ * stays, and the reports read it (they say where it was cut). */
+static void write_error(const char *output, int err)
+{
+	struct stat st;
+
+	if (!stat(output, &st) && S_ISREG(st.st_mode) && st.st_size > 0)
+		error("cannot write '%s': %s; what was recorded until then is kept in it",
+		      output, strerror(-err));
+	else
+		error("cannot write '%s': %s", output, strerror(-err));
+}
+
 /* Ends the recording at one instant: every BPF program returns at once from now on, so the
  * links can be destroyed one by one without leaving half of them running. Returns the
  * end of the trace: that instant, or the last event's time if one was stamped later
@@ -1314,7 +1327,7 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	if (!err)
 		err = r.err ? r.err : r.procs.err;
 	if (err)
-		error("cannot write '%s': %s", o->output, strerror(-err));
+		write_error(o->output, err);
 	else if (!o->sink)
 		print_summary(&r, lost, events, end_ns);
 	if (!err && o->verbose && o->ustack_dump_bytes)

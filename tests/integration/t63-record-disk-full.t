@@ -21,8 +21,8 @@ t1=$(date +%s%N)
 diag "record: exit $rc after $(((t1 - t0) / 1000000)) ms; $(tr '\n' '|' <"$TMP/err")"
 is "$rc" 1 "a full disk: exit status 1"
 is "$(wc -l <"$TMP/err")" 1 "... one line"
-like "$(cat "$TMP/err")" "^srvscope: cannot write '$full/x.trace': No space left on device$" \
-	"... that names the file and the error"
+like "$(cat "$TMP/err")" "^srvscope: cannot write '$full/x.trace': No space left on device; what was recorded until then is kept in it$" \
+	"... that names the file and the error, and says the trace so far is kept"
 check "... at once, not at the end of -d 20 ($(((t1 - t0) / 1000000)) ms)" [ $((t1 - t0)) -lt 8000000000 ]
 
 # The target: alive, not stopped, its two threads still running.
