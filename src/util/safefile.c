@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/safefile.h"
@@ -24,6 +25,47 @@ static int create_beside(const char *path, char *tmp, size_t len)
 	return fd < 0 ? -errno : fd;
 }
 
+/* Whether path's directory is in /proc, or path is a symlink into it: /dev/stdout,
+ * /dev/stderr and /dev/fd/N name a process's open files, whatever those are. */
+static bool in_proc(const char *path, const struct stat *st)
+{
+	char dir[PATH_MAX], real[PATH_MAX], link[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	ssize_t n;
+
+	if (S_ISLNK(st->st_mode) && (n = readlink(path, link, sizeof(link) - 1)) > 0) {
+		link[n] = '\0';
+		if (!strncmp(link, "/proc/", 6))
+			return true;
+	}
+	if (!slash)
+		return false;
+	if (snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path) >= (int)sizeof(dir))
+		return false;
+	return realpath(slash == path ? "/" : dir, real) &&
+	       (!strcmp(real, "/proc") || !strncmp(real, "/proc/", 6));
+}
+
+/* What --force may replace: nothing there, a regular file, or a symbolic link (planted
+ * or not: it is replaced, never written through) that names a regular file or nothing.
+ * Not a device, a FIFO, a socket or a directory, nor a link to one or into /proc: 'record
+ * -o /dev/null --force' replaced the machine's /dev/null with a trace, and /dev/stdout (a
+ * link to the process's standard output) went the same way. */
+static bool replaceable(const char *path)
+{
+	struct stat st, target;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT;
+	if (in_proc(path, &st))
+		return false;
+	if (S_ISREG(st.st_mode))
+		return true;
+	if (!S_ISLNK(st.st_mode))
+		return false;
+	return stat(path, &target) < 0 || S_ISREG(target.st_mode);
+}
+
 int safefile__create(const char *path, mode_t mode, bool force)
 {
 	char tmp[PATH_MAX];
@@ -33,6 +75,8 @@ int safefile__create(const char *path, mode_t mode, bool force)
 		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 		return fd < 0 ? -errno : fd;
 	}
+	if (!replaceable(path))
+		return -ENOTSUP;
 	fd = create_beside(path, tmp, sizeof(tmp));
 	if (fd < 0)
 		return fd;
@@ -96,6 +140,9 @@ const char *safefile__strerror(int err)
 		return "not a regular file (a directory)";
 	if (err == EEXIST)
 		return "it already exists (not replaced: add --force to replace it)";
+	if (err == ENOTSUP)
+		return "not a regular file (--force replaces only a regular file, or a symbolic "
+		       "link to one)";
 	return strerror(err);
 }
 

@@ -17,7 +17,8 @@
  * left alone: -EEXIST. With force, the new file is created beside it under a temporary
  * name and renamed over it, so a symlink at path is replaced, never followed, and the
  * file at path is the new one as soon as this returns (a trace written in place stays
- * readable while a long recording runs). */
+ * readable while a long recording runs). force replaces only a regular file or a symlink
+ * that does not name something else (a device, a FIFO, ...): -ENOTSUP otherwise. */
 int safefile__create(const char *path, mode_t mode, bool force);
 
 /* Opens path read-only (O_CLOEXEC) if it is a regular file, and returns the fd or -errno:
@@ -28,7 +29,8 @@ int safefile__create(const char *path, mode_t mode, bool force);
 int safefile__open_read(const char *path, struct stat *st);
 
 /* What went wrong, for a message: like strerror, but says "not a regular file" for the
- * -EINVAL of safefile__open_read and what to do for the -EEXIST of safefile__create. err
+ * -EINVAL of safefile__open_read and the -ENOTSUP of safefile__create, and what to do for
+ * the -EEXIST of safefile__create. err
  * is a positive or negative errno. */
 const char *safefile__strerror(int err);
 

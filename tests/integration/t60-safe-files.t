@@ -56,6 +56,22 @@ is "$(stat -c %a:%U "$pub/link.trace")" 600:root "0600, root's"
 is "$?" 0 "and it is a readable trace"
 is "$(ls -A "$pub" | grep -c '^\.')" 0 "no temporary file left in the directory"
 
+# --force replaces a regular file or a symlink to one, nothing else: not a device (a copy
+# of /dev/null's node), a FIFO, a directory, a symlink to a device, nor a link into /proc
+# (/dev/stdout's kind): each left as it was, one line, exit 1.
+mknod "$TMP/null" c 1 3 && mkfifo "$TMP/out.fifo" && mkdir "$TMP/adir" &&
+	ln -s "$TMP/null" "$TMP/tonull" && ln -s /proc/self/fd/1 "$TMP/stdout" ||
+	{ echo "# cannot make the special files" >&2; exit 1; }
+for f in null out.fifo adir tonull stdout; do
+	before=$(stat -c %F "$TMP/$f")
+	timeout 30 "$SRVSCOPE" record --force -d 0.2 -o "$TMP/$f" -- true >/dev/null 2>"$TMP/err"
+	is "$?" 1 "--force over $f ($before): exit 1"
+	like "$(cat "$TMP/err")" "^srvscope: cannot create '$TMP/$f': not a regular file" \
+		"... one line that says why"
+	is "$(stat -c %F "$TMP/$f")" "$before" "... and $f is still $before"
+done
+is "$(readlink "$TMP/stdout")" /proc/self/fd/1 "the link into /proc is untouched"
+
 # Reports on non-regular files: one line at once, exit 1.
 mkfifo "$TMP/some.fifo"
 for arg in "blocking $TMP/some.fifo" "sched $TMP" "flame --kind=off /dev/null" \
