@@ -43,9 +43,9 @@ struct wq_job {
 
 struct writeq;
 
-/* Starts the writer thread for fd (borrowed; done bytes already in the file). NULL with
- * errno set if the thread cannot start. */
-struct writeq *writeq__start(int fd, uint64_t done);
+/* Starts the writer thread for fd (borrowed; the done bytes at head already in the file,
+ * from its start). NULL with errno set if the thread cannot start. */
+struct writeq *writeq__start(int fd, const void *head, uint64_t done);
 /* An empty job to fill, its buffers' capacity reused from jobs written before. Waits
  * while more than WQ_MAX_QUEUED bytes wait to be written. */
 struct wq_job *writeq__job(struct writeq *q);

@@ -55,7 +55,7 @@ struct trace_writer *trace_writer__open(const char *path, bool force,
 	}
 	w = xcalloc(1, sizeof(*w));
 	w->fd = fd;
-	w->q = writeq__start(fd, sizeof(*hdr));
+	w->q = writeq__start(fd, &sealed, sizeof(sealed));
 	if (!w->q) {
 		err = errno;
 		close(fd);
