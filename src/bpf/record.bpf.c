@@ -500,6 +500,12 @@ struct {
 	__type(value, struct cpu_batch);
 } batches SEC(".maps");
 
+/* When each CPU's batch got the first of the records it holds (their time), 0 while it
+ * holds none: user space, which reads this in place, has a CPU send its batch (an
+ * interrupt there, BPF_PROG_TEST_RUN) only when those records are getting old, not at
+ * every drain: two such interrupts per drain were a twentieth of the recorder's time. */
+__u64 batch_since[REC_BATCH_CPUS];
+
 static __always_inline struct cpu_batch *cpu_batch(void)
 {
 	__u32 zero = 0;
@@ -528,6 +534,7 @@ static __always_inline void batch_send(struct cpu_batch *b)
 				count_lost(LOST_RINGBUF);
 	}
 	b->h.n = 0;
+	batch_since[bpf_get_smp_processor_id() & (REC_BATCH_CPUS - 1)] = 0;
 }
 
 /* A record's header filled, the rest zeroed: r. */
@@ -565,9 +572,11 @@ static __always_inline struct rec *rec_reserve(__u64 ts, __u16 type, __u32 tid, 
 	 * take the wake-up that follows it (fold_wakeup). */
 	if (d == 0 && b->h.n >= REC_BATCH_RECS && !no_batch)
 		batch_send(b);
-	if (d == 0 && b->h.n < REC_BATCH_RECS && !no_batch)
+	if (d == 0 && b->h.n < REC_BATCH_RECS && !no_batch) {
+		if (!b->h.n) /* before the record counts (rec_submit) */
+			batch_since[bpf_get_smp_processor_id() & (REC_BATCH_CPUS - 1)] = ts ? ts : 1;
 		r = &b->recs[b->h.n & (REC_BATCH_RECS - 1)];
-	else
+	} else
 		r = &b->nest[d & (NEST_SLOTS - 1)];
 	return rec_init(r, ts, type, tid, pid);
 }

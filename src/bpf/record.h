@@ -249,6 +249,9 @@ struct rec {
  * their spinlock's irqsave is dear), once per batch instead of once per record. The type
  * field sits where rec_hdr.type does (zero before it: no time). */
 #define REC_BATCH_RECS 8
+/* CPUs whose batches' ages user space reads (record.bpf.c batch_since); a power of two.
+ * CPUs from there on are flushed at every drain. */
+#define REC_BATCH_CPUS 1024
 struct rec_batch_hdr {
 	__u64 zero;
 	__u16 type; /* REC_BATCH */

@@ -1225,6 +1225,8 @@ int record__run(const struct record_opts *o, int *cmd_status)
 		r.skel->bss->no_batch = 1;
 		r.rings.flush_fd = -1;
 	}
+	r.rings.batch_since = (const volatile uint64_t *)r.skel->bss->batch_since;
+	r.rings.nr_since = REC_BATCH_CPUS;
 	if ((err = rec_rings__open(&r.rings, r.skel->maps.rings, on_record, &r))) {
 		error("cannot set up the ring buffers: %s", strerror(-err));
 		goto out_destroy;

@@ -27,6 +27,8 @@
  * signals: a target that makes records as fast as they are read would hold it there. */
 #define DRAIN_NS   (50 * 1000 * 1000ull)
 #define STOP_DRAIN (-EBUSY) /* from on_sample: enough for this drain */
+/* A CPU's batch is sent at a drain once its oldest record is this old (flush_batches). */
+#define BATCH_AGE_NS (SLACK_NS / 2)
 
 /* A queued record: its time, then its bytes (8-byte aligned). */
 struct entry {
@@ -396,14 +398,24 @@ static int run_on_cpu(int flush_fd, int cpu)
 	return bpf_prog_test_run_opts(flush_fd, &o);
 }
 
-/* Has every CPU send the records its programs hold back (flush_fd: record.bpf.c
- * flush_batch, run there through BPF_PROG_TEST_RUN), before the rings are read. */
-static void flush_batches(struct rec_rings *rr)
+/* Has the CPUs send the records their programs hold back (flush_fd: record.bpf.c
+ * flush_batch, run there through BPF_PROG_TEST_RUN), before the rings are read: every CPU
+ * (all), or those whose oldest record held is BATCH_AGE_NS old (now: CLOCK_MONOTONIC, the
+ * programs' clock). A record younger than that is flushed at the next drain at the latest,
+ * still younger than the merge's SLACK_NS: it is merged in order. */
+static void flush_batches(struct rec_rings *rr, bool all, uint64_t now)
 {
 	int i;
 
-	for (i = 0; rr->flush_fd >= 0 && i < rr->nr; i++)
+	for (i = 0; rr->flush_fd >= 0 && i < rr->nr; i++) {
+		if (!all && rr->batch_since && i < rr->nr_since) {
+			uint64_t since = rr->batch_since[i];
+
+			if (!since || since + BATCH_AGE_NS > now)
+				continue;
+		}
 		run_on_cpu(rr->flush_fd, i); /* an offline CPU holds nothing */
+	}
 }
 
 bool rec_rings__can_flush(int flush_fd, int nr_cpus)
@@ -427,7 +439,7 @@ int rec_rings__poll(struct rec_rings *rr, int timeout_ms)
 	if (err < 0 && err != -EINTR && err != STOP_DRAIN)
 		return err;
 	now = now_ns();
-	flush_batches(rr);
+	flush_batches(rr, false, now);
 	err = consume(rr);
 	if (err < 0)
 		return err;
@@ -444,7 +456,7 @@ int rec_rings__drain(struct rec_rings *rr)
 	int err, err2;
 
 	/* The sources are stopped: what is in the rings and the batches is all there is. */
-	flush_batches(rr);
+	flush_batches(rr, true, 0);
 	rr->until = UINT64_MAX;
 	do
 		err = ring_buffer__consume(rr->rb);

@@ -37,6 +37,10 @@ struct rec_rings {
 	void (*drained)(void *ctx);
 	uint64_t until; /* a drain hands control back at this time (monotonic ns) */
 	int flush_fd;	/* the program that sends a CPU's batch of records (-1: none) */
+	/* Optional: when each CPU's batch got its oldest record (0: empty), read in place;
+	 * CPUs from nr_since on are flushed at every drain. */
+	const volatile uint64_t *batch_since;
+	int nr_since;
 	unsigned since_clock;
 	/* The last drain: when (monotonic ns), how long after the one before, and the most
 	 * bytes one ring held (rec_rings__poll's pace). */
