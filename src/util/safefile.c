@@ -46,24 +46,29 @@ static bool in_proc(const char *path, const struct stat *st)
 	       (!strcmp(real, "/proc") || !strncmp(real, "/proc/", 6));
 }
 
-/* What --force may replace: nothing there, a regular file, or a symbolic link (planted
- * or not: it is replaced, never written through) that names a regular file or nothing.
- * Not a device, a FIFO, a socket or a directory, nor a link to one or into /proc: 'record
- * -o /dev/null --force' replaced the machine's /dev/null with a trace, and /dev/stdout (a
- * link to the process's standard output) went the same way. */
-static bool replaceable(const char *path)
+/* What --force may replace (0), or why not (-errno): nothing there, a regular file, or a
+ * symbolic link (planted or not: it is replaced, never written through) that names a
+ * regular file or nothing. Not a directory (-EISDIR), nor a device, a FIFO, a socket, a
+ * link to one or into /proc (-ENOTSUP): 'record -o /dev/null --force' replaced the
+ * machine's /dev/null with a trace, and /dev/stdout (a link to the process's standard
+ * output) went the same way. */
+static int replaceable(const char *path)
 {
 	struct stat st, target;
 
 	if (lstat(path, &st) < 0)
-		return errno == ENOENT;
+		return errno == ENOENT ? 0 : -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
 	if (in_proc(path, &st))
-		return false;
+		return -ENOTSUP;
 	if (S_ISREG(st.st_mode))
-		return true;
+		return 0;
 	if (!S_ISLNK(st.st_mode))
-		return false;
-	return stat(path, &target) < 0 || S_ISREG(target.st_mode);
+		return -ENOTSUP;
+	if (stat(path, &target) < 0 || S_ISREG(target.st_mode))
+		return 0;
+	return S_ISDIR(target.st_mode) ? -EISDIR : -ENOTSUP;
 }
 
 int safefile__create(const char *path, mode_t mode, bool force)
@@ -75,8 +80,8 @@ int safefile__create(const char *path, mode_t mode, bool force)
 		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 		return fd < 0 ? -errno : fd;
 	}
-	if (!replaceable(path))
-		return -ENOTSUP;
+	if ((err = replaceable(path)) < 0)
+		return err;
 	fd = create_beside(path, tmp, sizeof(tmp));
 	if (fd < 0)
 		return fd;

@@ -102,6 +102,17 @@ int main(void)
 	is_int(entries(), 6, "no temporary file left behind");
 
 	mkfifo(at("fifo"), 0600);
+	is_int(safefile__create(at("fifo"), SAFEFILE_MODE, true), -ENOTSUP,
+	       "never over a FIFO, even forced");
+	ok(lstat(at("fifo"), &st) == 0 && S_ISFIFO(st.st_mode), "which is left as it was");
+	symlink("/proc/self/fd/1", at("stdout"));
+	is_int(safefile__create(at("stdout"), SAFEFILE_MODE, true), -ENOTSUP,
+	       "never over a link into /proc (/dev/stdout's kind), even forced");
+	ok(lstat(at("stdout"), &st) == 0 && S_ISLNK(st.st_mode), "which is left as it was");
+	is_str(safefile__strerror(-ENOTSUP),
+	       "not a regular file (--force replaces only a regular file, or a symbolic link to "
+	       "one)",
+	       "and why, in words");
 	is_int(safefile__open_read(at("fifo"), &st), -EINVAL, "a FIFO is refused, at once");
 	ok(S_ISFIFO(st.st_mode), "and its kind is told");
 	is_str(safefile__strerror(-EINVAL), "not a regular file", "in words");
