@@ -23,7 +23,7 @@ CPPFLAGS += -D_GNU_SOURCE -Isrc -I$(BUILD) -I$(BUILD)/bpf
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 $(WARN) -pthread
 LIBS     := -lbpf -lunwind-x86_64 -lunwind -ldw -lelf -ljansson -lncursesw -ltinfo \
-	    -liberty -lzstd -lz -llzma -lbz2 -lpthread -ldl
+	    -liberty -lzstd -ldeflate -lz -llzma -lbz2 -lpthread -ldl
 LIBS     += -lm
 LIBS     += -lhwloc
 LIBS     += -lprotobuf-c

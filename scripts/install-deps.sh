@@ -3,7 +3,7 @@
 # Idempotent: only what is missing is installed; nothing happens when all is there.
 set -e
 PKGS="make gcc g++ clang llvm libbpf-dev bpftool libunwind-dev libelf-dev libdw-dev
-libjansson-dev libncurses-dev zlib1g-dev libzstd-dev liblzma-dev libbz2-dev libiberty-dev
+libjansson-dev libncurses-dev zlib1g-dev libdeflate-dev libzstd-dev liblzma-dev libbz2-dev libiberty-dev
 libprotobuf-c-dev protobuf-c-compiler elfutils binutils libc6-dbg perl iproute2 tmux gdb
 linux-perf bpftrace memcached libmemcached-tools redis-server python3 nodejs
 nginx-light apache2 apache2-utils postgresql postgresql-contrib haproxy"

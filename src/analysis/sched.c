@@ -82,6 +82,8 @@ static void switch_out(struct sched_task *k, const struct rec *e)
 	k->runtime_ns += sched__interval_runtime(&k->clock, e, k->on_since);
 	k->on_since = 0;
 	k->switches++;
+	if (e->h.aux == 0)
+		k->preemptions++;
 	k->ready_since = e->h.aux == 0 ? e->h.ts : 0;
 }
 

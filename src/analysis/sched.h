@@ -29,7 +29,8 @@ struct sched_task {
 	 * switch-in to switch-out, which misses the time the kernel charges a thread woken
 	 * onto an idle CPU before it is switched in). */
 	uint64_t runtime_ns;
-	uint64_t switches; /* times switched out */
+	uint64_t switches;    /* times switched out */
+	uint64_t preemptions; /* of those, switched out runnable (involuntary: nivcsw's) */
 	uint64_t delays, delay_sum_ns, max_delay_ns;
 	uint64_t max_delay_at_ns; /* when the longest delay ended, absolute */
 	uint64_t hist[SCHED_HIST_BUCKETS];

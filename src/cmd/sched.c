@@ -129,6 +129,7 @@ static int print_json(const struct trace *t, const struct sched_report *r, bool 
 		json_object_set_new(o, "title", title ? title : json_null());
 		json_object_set_new(o, "runtime_ns", json_integer(k->runtime_ns));
 		json_object_set_new(o, "switches", json_integer(k->switches));
+		json_object_set_new(o, "preemptions", json_integer(k->preemptions));
 		json_object_set_new(o, "delays", json_integer(k->delays));
 		json_object_set_new(o, "avg_delay_ns",
 				    json_integer(k->delays ? k->delay_sum_ns / k->delays : 0));

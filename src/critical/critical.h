@@ -102,7 +102,8 @@ struct crit_sync {
 	bool started;
 	struct crit_pt *up, *lo; /* lower hull of the X->Y points, upper hull of the Y->X ones */
 	size_t nr_up, nr_lo, cap_up, cap_lo;
-	uint64_t n_xy, n_yx; /* packets each way */
+	uint64_t n_xy, n_yx;	   /* packets each way */
+	double sum_x_xy, sum_x_yx; /* their x, summed: the mean x of each way */
 };
 
 struct crit_sync_result {

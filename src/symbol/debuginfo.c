@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include "symbol/debuginfo.h"
 #include "symbol/proc_root.h"
@@ -18,18 +18,10 @@
 
 uint32_t debuginfo__crc32(const void *data, size_t len)
 {
-	const unsigned char *p = data;
-	uLong crc = crc32(0L, Z_NULL, 0);
-
-	/* zlib takes 32-bit lengths; debug files of large programs pass 4 GiB. */
-	while (len) {
-		uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
-
-		crc = crc32(crc, p, n);
-		p += n;
-		len -= n;
-	}
-	return (uint32_t)crc;
+	/* libdeflate's CRC-32 is zlib's (the one .gnu_debuglink holds), with the carry-less
+	 * multiply where the CPU has it: a debug file of hundreds of megabytes is checked
+	 * in a fraction of the time. It takes size_t lengths. */
+	return libdeflate_crc32(0, data, len);
 }
 
 static int try_build_id(const char *root, const char *build_id, struct elf_image *out,

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
+#include <libdeflate.h>
 #include <zstd.h>
 
 #include "trace/trace.h"
@@ -770,8 +770,7 @@ static int cmp_fd(const void *a, const void *b)
 bool trace_section__intact(const struct trace_section *s)
 {
 	return s->magic == TRACE_SECTION_MAGIC &&
-	       s->header_crc ==
-		       crc32(0, (const Bytef *)s, offsetof(struct trace_section, payload_crc));
+	       s->header_crc == libdeflate_crc32(0, s, offsetof(struct trace_section, payload_crc));
 }
 
 static const char *section_name(uint16_t type)
@@ -923,7 +922,7 @@ static int read_header(struct trace *t, const char *buf, size_t len, char *err, 
 			    t->hdr.version, TRACE_VERSION);
 	if (t->hdr.version >= 2 &&
 	    t->hdr.header_crc !=
-		    crc32(0, (const Bytef *)buf, offsetof(struct trace_file_header, header_crc))) {
+		    libdeflate_crc32(0, buf, offsetof(struct trace_file_header, header_crc))) {
 		/* Every writer has written these two: the sections can still be read. */
 		t->hdr.header_size = sizeof(t->hdr);
 		t->hdr.record_size = REC_SIZE;
@@ -955,7 +954,7 @@ static void read_section(struct trace *t, const struct trace_section *s, const c
 	char why[160];
 	int ret;
 
-	if (t->hdr.version >= 2 && s->payload_crc != crc32(0, (const Bytef *)p, s->size)) {
+	if (t->hdr.version >= 2 && s->payload_crc != libdeflate_crc32(0, p, s->size)) {
 		si->damaged = true;
 		if (s->type == SEC_EVENTS && !(s->flags & SECF_ZSTD))
 			damaged(t, off, s->type,

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include <zlib.h>
+#include <libdeflate.h>
 #include <zstd.h>
 
 #include "trace/trace.h"
@@ -50,11 +50,11 @@
 
 struct writeq {
 	int fd;
-	int dfd;	       /* the same file, O_DIRECT; -1: buffered writes */
-	unsigned char *stage;  /* STAGE_BYTES + STAGE_BLOCK, aligned */
-	size_t stage_len;      /* bytes staged, from stage_off (block-aligned) on */
+	int dfd;	      /* the same file, O_DIRECT; -1: buffered writes */
+	unsigned char *stage; /* STAGE_BYTES + STAGE_BLOCK, aligned */
+	size_t stage_len;     /* bytes staged, from stage_off (block-aligned) on */
 	uint64_t stage_off;
-	uint64_t tail_ns;      /* when the block the file ends in was last written */
+	uint64_t tail_ns;	  /* when the block the file ends in was last written */
 	uint64_t synced, dropped; /* sent to the disk up to; dropped from the cache up to */
 	pthread_t thread;
 	pthread_mutex_t lock;
@@ -125,8 +125,8 @@ static int section_iov(struct iovec *iov, struct trace_section *s, const struct 
 
 	*s = (struct trace_section){
 		.magic = TRACE_SECTION_MAGIC, .type = w->type, .flags = w->flags, .size = w->len};
-	s->payload_crc = crc32(0, payload, w->len);
-	s->header_crc = crc32(0, (const Bytef *)s, offsetof(struct trace_section, payload_crc));
+	s->payload_crc = libdeflate_crc32(0, payload, w->len);
+	s->header_crc = libdeflate_crc32(0, s, offsetof(struct trace_section, payload_crc));
 	iov[n].iov_base = s;
 	iov[n++].iov_len = sizeof(*s);
 	if (w->len) {

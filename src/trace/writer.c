@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include "trace/trace.h"
 #include "trace/writeq.h"
@@ -39,7 +39,7 @@ struct trace_writer *trace_writer__open(const char *path, bool force,
 	int fd, err;
 
 	sealed.header_crc =
-		crc32(0, (const Bytef *)hdr, offsetof(struct trace_file_header, header_crc));
+		libdeflate_crc32(0, hdr, offsetof(struct trace_file_header, header_crc));
 	/* Written in place (not renamed at the end), so that a recording killed at any
 	 * moment leaves its file: O_EXCL and O_NOFOLLOW keep that safe in a shared /tmp. */
 	fd = safefile__create(path, SAFEFILE_MODE, force);

@@ -35,7 +35,14 @@ for (s, e), (w0, w1), (p0, p1) in zip(reqs, works, passes):
     wire = overlap(s, e, lambda g: g["state"] == "NETWORK" and wire_addr in (g["what"] or ""))
     # At least the delay line's 2 x D; at most the request's time outside web (the delay
     # line is a user-space forwarder: on a loaded machine it can take longer than D).
-    wire_ok += 2 * D - 1e6 <= wire <= (e - s) - (p1 - p0) + 1e6
+    good = 2 * D - 1e6 <= wire <= (e - s) - (p1 - p0) + 1e6
+    wire_ok += good
+    if not good:
+        said.append("# request at %.3f s: %.3f ms on the wire, want %.3f to %.3f; states: %s" % (
+            (s - reqs[0][0]) / 1e9, wire / 1e6, (2 * D - 1e6) / 1e6, ((e - s) - (p1 - p0) + 1e6) / 1e6,
+            ", ".join("%s %s %.3f" % (g["host"], g["state"], (min(e, g["end_ns"]) - max(s, g["start_ns"])) / 1e6)
+                      for g in segs if g["end_ns"] > s and g["start_ns"] < e)))
+        print(said[-1])
     crossed += all(overlap(s, e, lambda g, h=h: g["host"] == h) > 0 for h in (1, 2, 3))
 said.append("# %d requests: %.1f %% of the client's waits right, db's work %.1f %% on db's thread" %
             (len(reqs), 100.0 * right / total, 100.0 * work_right / work))
@@ -58,8 +65,10 @@ for h, sk in zip(hosts[1:], skews):
         local = t + off + int((t - start) * ppm / 1e6)
         ref = local + c["offset_ns"] + c["drift_ppb"] / 1e9 * (local - c["origin_ns"])
         worst = max(worst, abs(ref - t))
-    check("host %d (skew %s): clock %s from %d packets with host %s, within %.1f us of the truth" %
-          (h["host"], sk, c["quality"], c["packets"], c["parent"], worst / 1e3),
+    check("host %d (skew %s): clock %s from %d packets with host %s, within %.1f us of the truth"
+          " (drift %.1f ppm, true %.1f; accuracy said %.1f us)" %
+          (h["host"], sk, c["quality"], c["packets"], c["parent"], worst / 1e3,
+           c["drift_ppb"] / 1e3, -ppm, c.get("accuracy_ns", 0) / 1e3),
           c["quality"] == "accurate" and worst < 100e3)
 if fails:  # prove shows a failing test's stderr, not its comments
     print("t73 %s:\n%s" % (name, "\n".join(said)), file=sys.stderr)
