@@ -1261,24 +1261,25 @@ static __always_inline __u32 stack_vec(void)
  * addresses are all in place (a check is exact: it does not expire), else walked into the
  * way least recently used. A softirq's vector, when it is taken from the stack, into *vec
  * (the cache then has one set of ways for every softirq). */
-/* The way of set whose return addresses are all in place at kp (kp NULL: none is), as
- * i; else the way to refill (the least recently used), as IRQ_WAYS + i. A global function:
+/* The way of set whose return addresses are all in place at kp (when have_kp), as i; else
+ * the way to refill (the least recently used), as IRQ_WAYS + i. (A flag, not a NULL kp:
+ * kernels before 6.x refuse a NULL for a global function's pointer.) A global function:
  * the verifier checks it once, on its own. Inlined, the choice of the way to refill (its
  * index tracked exactly through eight unrolled steps) took the waking program past 790
  * thousand instructions verified (of a million allowed): a second and a half of the
  * recorder's start, six on a loaded machine. */
-__noinline int irq_way(const struct kplace *kp, struct irq_kstack_set *set)
+__noinline int irq_way(const struct kplace *kp, __u32 have_kp, struct irq_kstack_set *set)
 {
 	__u64 oldest = ~0ull;
 	int i, old = 0;
 
-	if (!set)
+	if (!set || !kp)
 		return IRQ_WAYS;
 #pragma unroll
 	for (i = 0; i < IRQ_WAYS; i++) {
 		const struct irq_kstack_cache *c = &set->way[i];
 
-		if (kp && c->ts && stack_refresh_ns) {
+		if (have_kp && c->ts && stack_refresh_ns) {
 			cs_add(CS_KCHECK, 1);
 			if (kc_holds(kp, &c->kc))
 				return i;
@@ -1296,12 +1297,14 @@ static __always_inline __u64 irq_kstack(void *ctx, __u32 kind, __u32 detail, __u
 	__u32 key = (kind * 16 + (detail & 15)) & (IRQ_CACHE - 1);
 	struct irq_kstack_set *set = bpf_map_lookup_elem(&irq_stacks, &key);
 	struct irq_kstack_cache *c;
-	struct kplace kp;
+	struct kplace kp = {};
+	bool have_kp;
 	int w;
 
 	if (!set)
 		return take_stack(ctx, false, 0);
-	w = irq_way(kplace_get(ctx, &kp) ? &kp : NULL, set);
+	have_kp = kplace_get(ctx, &kp);
+	w = irq_way(&kp, have_kp, set);
 	if (w >= 0 && w < IRQ_WAYS) {
 		c = &set->way[w & (IRQ_WAYS - 1)];
 		cs_add(CS_KREUSED, 1);
