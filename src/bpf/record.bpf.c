@@ -1257,17 +1257,13 @@ static __always_inline __u32 stack_vec(void)
 	return c.vec;
 }
 
-/* An interrupt context's kernel stack, per CPU and context: the way whose return
- * addresses are all in place (a check is exact: it does not expire), else walked into the
- * way least recently used. A softirq's vector, when it is taken from the stack, into *vec
- * (the cache then has one set of ways for every softirq). */
 /* The way of set whose return addresses are all in place at kp (when have_kp), as i; else
- * the way to refill (the least recently used), as IRQ_WAYS + i. (A flag, not a NULL kp:
- * kernels before 6.x refuse a NULL for a global function's pointer.) A global function:
- * the verifier checks it once, on its own. Inlined, the choice of the way to refill (its
- * index tracked exactly through eight unrolled steps) took the waking program past 790
- * thousand instructions verified (of a million allowed): a second and a half of the
- * recorder's start, six on a loaded machine. */
+ * the way to refill (the least recently used), as IRQ_WAYS + i. A flag, not a NULL kp:
+ * older verifiers may refuse a NULL for a global function's pointer argument. A global
+ * function: the verifier checks it once, on its own. Inlined, the choice of the way to
+ * refill (its index tracked exactly through eight unrolled steps) took the waking program
+ * past 790 thousand instructions verified (of a million allowed): a second and a half of
+ * the recorder's start, six on a loaded machine. */
 __noinline int irq_way(const struct kplace *kp, __u32 have_kp, struct irq_kstack_set *set)
 {
 	__u64 oldest = ~0ull;
@@ -1292,6 +1288,10 @@ __noinline int irq_way(const struct kplace *kp, __u32 have_kp, struct irq_kstack
 	return IRQ_WAYS + old;
 }
 
+/* An interrupt context's kernel stack, per CPU and context: the way whose return
+ * addresses are all in place (a check is exact: it does not expire), else walked into the
+ * way least recently used. A softirq's vector, when it is taken from the stack, into *vec
+ * (the cache then has one set of ways for every softirq). */
 static __always_inline __u64 irq_kstack(void *ctx, __u32 kind, __u32 detail, __u64 ts, __u32 *vec)
 {
 	__u32 key = (kind * 16 + (detail & 15)) & (IRQ_CACHE - 1);
