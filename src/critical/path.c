@@ -239,6 +239,24 @@ static void pkt_name(const struct crit_pkt *p, char *buf, size_t size)
 	snprintf(buf, size, "%s:%u -> %s:%u", s, ntohs(p->sport), d, ntohs(p->dport));
 }
 
+/* A packet sent at 'sent', before the wait began at from: when its sender is the thread
+ * whose time just before from is still to explain (the top of the stack: a client that
+ * sent its request, then was preempted or ran on before it blocked for the answer), the
+ * packet was on the wire from its send, and that thread's time after the send is not on the
+ * path: its work item ends at the send. Else the wire time counts from 'from'. */
+static int64_t sent_before(struct walker *w, size_t host, const struct crit_pkt *tx, int64_t sent,
+			   int64_t from)
+{
+	struct work *top = w->nr ? &w->stack[w->nr - 1] : NULL;
+
+	if (tx->ctx || !top || top->host != host || top->tid != tx->tid || top->to != from)
+		return from;
+	if (sent < top->from)
+		sent = top->from;
+	top->to = sent;
+	return sent;
+}
+
 /* A wait ended by the network on host: follow the packet that woke it back to its sender,
  * across hosts, through the softirqs that answered a packet with another (a handshake);
  * the wire times are NETWORK segments of the waiting thread. The rest of the interval
@@ -266,7 +284,7 @@ static void network_wait(struct walker *w, size_t host, uint32_t tid, uint32_t p
 		tx = &g->hosts[rx->peer_host].pkts[rx->peer - 1];
 		sent = crit_graph__to_ref(g, rx->peer_host, tx->ts);
 		if (sent < from)
-			sent = from;
+			sent = sent_before(w, rx->peer_host, tx, sent, from);
 		if (sent >= end)
 			break;
 		s = emit(w, host, tid, pid, CRIT_NETWORK, CRIT_WAKE_NETWORK, sent, end, UINT32_MAX,

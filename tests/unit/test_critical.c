@@ -309,6 +309,56 @@ static void longest_explained_test(void)
 	two_hosts_free(&g, &p, t);
 }
 
+/* Client C sends its request at 500, is preempted from 600 to 650, and blocks for the
+ * answer at 700: the request was on the wire from 500, so the path goes from C's send to
+ * the network; C's preemption after it was not on the path (it delayed nothing). */
+static void sent_then_preempted_test(void)
+{
+	enum { S = 20, CL = 30 };
+	struct trace *t[2];
+	struct crit_graph g;
+	struct crit_path p;
+	char err[256] = "";
+	struct tb x, y;
+	bool right = true, net_from_send = false;
+
+	host_open(&x, "x", CL, "client", 50);
+	net(&x, 500, true, CL, 0, 0, 1, 5000, 80); /* the request */
+	tb_switch(&x, 600, CL, CL, 0, 0, 0, -1, -1, 0, 0); /* preempted */
+	tb_switch(&x, 650, 0, 0, 0, CL, CL, -1, -1, 0, 0);
+	tb_switch(&x, 700, CL, CL, 1, 0, 0, 0, 3, 0, 0); /* read() */
+	net(&x, 1150, false, 0, 0, 4, 3, 80, 5000);	    /* the answer */
+	tb_waking_irq(&x, 1155, CL, CL, WAKE_SOFTIRQ, 3, 0, 0);
+	tb_switch(&x, 1160, 0, 0, 0, CL, CL, -1, -1, 0, 0);
+	t[0] = tb_read(&x, 2000);
+	host_open(&y, "y", S, "server", 60);
+	tb_switch(&y, 100, S, S, 1, 0, 0, 0, 3, 0, 0);
+	net(&y, 990, false, 0, 0, 7, 1, 5000, 80);
+	tb_waking_irq(&y, 1000, S, S, WAKE_SOFTIRQ, 3, 0, 0);
+	tb_switch(&y, 1010, 0, 0, 0, S, S, -1, -1, 0, 0);
+	net(&y, 1100, true, S, 0, 0, 3, 80, 5000);
+	t[1] = tb_read(&y, 2000);
+	if (!ok(t[0] && t[1], "two traces read back"))
+		return;
+	ok(!crit_graph__build(&g, t, 2, err, sizeof(err)), "graph over two hosts: %s", err);
+	ok(!crit_graph__path(&g, 0, CL, 50, 1200, &p), "path of the client");
+	for (size_t i = 0; i < p.nr; i++) {
+		const struct crit_segment *s = &p.segs[i];
+
+		if (s->host == 0 && s->tid == CL && s->edge == CRIT_PREEMPTED && s->end_ns <= 700)
+			right = false;
+		if (s->host == 1 && s->tid == S && s->edge == CRIT_NETWORK && s->from_tid == CL &&
+		    s->start_ns == 500)
+			net_from_send = true;
+	}
+	ok(right && net_from_send && p.nr && p.segs[0].edge == CRIT_RUNNING &&
+		   p.segs[0].end_ns == 500,
+	   "C running to its send, then the request on the wire; not C's preemption after it");
+	if (!right || !net_from_send)
+		print_path(&g, &p);
+	two_hosts_free(&g, &p, t);
+}
+
 /* The received packet of host h at ts. */
 static const struct crit_pkt *pkt_at(const struct crit_graph *g, size_t h, uint64_t ts)
 {
@@ -476,6 +526,7 @@ int main(void)
 	path_test();
 	ipi_test();
 	longest_explained_test();
+	sent_then_preempted_test();
 	ipv6_test();
 	sync_test();
 	return done_testing();
