@@ -587,6 +587,7 @@ int cmd_blocking(int argc, char **argv)
 			printf("No blocking episode%s.\n\n",
 			       f.pid || f.tid || f.comm || f.min_ns ? " matches the filters" : "");
 		size_t unknown = 0, no_waking = 0;
+		char val[8];
 
 		/* Ended, yet no wake-up event seen: the trace says nothing of their waker. Woken
 		 * (a wake-up event) with no waking before it: the waker's CPU ran the kernel's
@@ -597,9 +598,12 @@ int cmd_blocking(int argc, char **argv)
 				no_waking += r.eps[i].wake_ns != 0;
 			}
 		printf("%zu episode%s, %.3f s traced on %s (%s); %zu UNKNOWN (%zu ended with no "
-		       "wake-up event seen, %zu woken with no waking event); %s\n",
+		       "wake-up event seen, %zu woken with no waking event%s); %s\n",
 		       r.nr, r.nr == 1 ? "" : "s", (t->end_ns - t->first_ns) / 1e9, t->hdr.host,
 		       t->hdr.kernel, unknown, unknown - no_waking, no_waking,
+		       !strcmp(trace__info_value(t, "wakers", val, sizeof(val)), "0")
+			       ? ": recorded without wakings, as srvscope model records"
+			       : "",
 		       trace__lost_summary(t, lost, sizeof(lost)));
 	}
 	if (rp.crit)

@@ -32,30 +32,6 @@ const char *crit_wake__name(enum crit_wake w)
 	return w <= CRIT_WAKE_UNKNOWN ? names[w] : NULL;
 }
 
-/* The value of "key=" in the trace's info text, into buf ("" when absent). */
-static const char *info_value(const struct trace *t, const char *key, char *buf, size_t size)
-{
-	size_t klen = strlen(key);
-	const char *p = t->info, *end = t->info + t->info_len;
-
-	buf[0] = 0;
-	while (p && p < end) {
-		const char *nl = memchr(p, '\n', end - p);
-		size_t len = (nl ? nl : end) - p;
-
-		if (len > klen && !memcmp(p, key, klen) && p[klen] == '=') {
-			len -= klen + 1;
-			if (len >= size)
-				len = size - 1;
-			memcpy(buf, p + klen + 1, len);
-			buf[len] = 0;
-			break;
-		}
-		p = nl ? nl + 1 : end;
-	}
-	return buf;
-}
-
 /* Of the segment's own record: an IPv6 one whose REC_NET6 was lost is still matched (its
  * addresses by their folds), and one never matches a segment of the other family. */
 static uint64_t pkt_key(const struct rec_net *n)
@@ -520,8 +496,8 @@ int crit_graph__build(struct crit_graph *g, struct trace **traces, size_t n, cha
 		const struct trace *t = traces[i];
 
 		h->t = t;
-		info_value(t, "host_id", h->id, sizeof(h->id));
-		info_value(t, "netns", buf, sizeof(buf));
+		trace__info_value(t, "host_id", h->id, sizeof(h->id));
+		trace__info_value(t, "netns", buf, sizeof(buf));
 		if (n > 1 && buf[0])
 			snprintf(h->name, sizeof(h->name), "%.60s/net:%.30s", t->hdr.host, buf);
 		else

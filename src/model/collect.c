@@ -66,10 +66,10 @@ static void *drive(void *arg)
 	return NULL;
 }
 
-/* SRVSCOPE_MODEL_RECORD (comma-separated syscalls=0, args=0, stacks=0, hz=N, refresh=MS, fp,
- * dump=BYTES, budget=N, cost): what the recorder is asked for, item by item, for bench/model.sh to
- * measure what each costs the server (a model recorded without some of it lacks what that
- * item gives: docs/model.md). */
+/* SRVSCOPE_MODEL_RECORD (comma-separated syscalls=0, args=0, stacks=0, wakers=1, hz=N,
+ * refresh=MS, fp, dump=BYTES, budget=N, cost): what the recorder is asked for, item by item,
+ * for bench/model.sh to measure what each costs the server (a model recorded without some
+ * of it lacks what that item gives, wakers=1 adds what it does not need: docs/model.md). */
 #define MODEL_SYSCALL_BUDGET 20000
 
 static void record_overrides(struct record_opts *o)
@@ -85,6 +85,8 @@ static void record_overrides(struct record_opts *o)
 			o->syscalls = o->syscall_args = false;
 		else if (!strcmp(tok, "args=0"))
 			o->syscall_args = false;
+		else if (!strcmp(tok, "wakers=1"))
+			o->no_wakers = false;
 		else if (!strcmp(tok, "stacks=0"))
 			o->no_stacks = true;
 		else if (!strcmp(tok, "fp"))
@@ -101,7 +103,8 @@ static void record_overrides(struct record_opts *o)
 			o->ustack_dump_bytes = (unsigned)strtoul(tok + 5, NULL, 10);
 		else
 			warning("SRVSCOPE_MODEL_RECORD: '%s' is not known (syscalls=0, args=0, "
-				"stacks=0, hz=N, refresh=MS, fp, dump=BYTES, budget=N, cost)",
+				"stacks=0, wakers=1, hz=N, refresh=MS, fp, dump=BYTES, budget=N, "
+				"cost)",
 				tok);
 	}
 }
@@ -129,6 +132,9 @@ int model__collect(const struct collect_opts *co, struct load_result *res, int *
 		/* Clustering and the network model read where threads wait, never who woke
 		 * them: the wakers' stacks would cost a check or a walk per wake-up. */
 		.no_waker_stacks = true,
+		/* Nor the wakings at all: the waits end at the switch-in, and the two programs
+		 * a wake-up (with those at every interrupt's entry and exit) are not run. */
+		.no_wakers = true,
 		.stack_refresh_ms = 100,
 		.progress = 0,
 		.cmdline = "srvscope model",

@@ -22,6 +22,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "analysis/blocking.h"
 #include "proc/maps.h"
 #include "proc/task.h"
 #include "record/cost.h"
@@ -459,6 +460,39 @@ static size_t host_identity(char *buf, size_t size, bool net)
 			own_netns(), net);
 }
 
+static void prog_off(struct recorder *r, const char *name)
+{
+	struct bpf_program *p = bpf_object__find_program_by_name(r->skel->obj, name);
+
+	if (p)
+		bpf_program__set_autoload(p, false);
+}
+
+/* record_opts.no_wakers: the programs that run at every waking and wake-up of the machine,
+ * and at every interrupt's entry and exit to know the wakers' contexts, left unloaded (a
+ * loaded server's busiest tracepoints after the switch: two programs a wake-up). */
+static void wakers_off(struct recorder *r)
+{
+	static const char *const progs[] = {
+		"sched_waking", "sched_wakeup",	 "softirq_entry", "softirq_exit",
+		"irq_entry",	"irq_exit",	 "hrtimer_entry", "hrtimer_entry2",
+		"hrtimer_exit", "hrtimer_exit2", "timer_entry",	  "timer_exit",
+	};
+	char name[64];
+	unsigned int v;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(progs); i++)
+		prog_off(r, progs[i]);
+	for (v = 0; v < IPI_VECTORS; v++) {
+		snprintf(name, sizeof(name), "%s_entry", blocking__ipi_name(v));
+		prog_off(r, name);
+		snprintf(name, sizeof(name), "%s_exit", blocking__ipi_name(v));
+		prog_off(r, name);
+	}
+	r->ipi.vectors = 0;
+}
+
 static int write_info(struct recorder *r)
 {
 	const struct record_opts *o = r->o;
@@ -484,6 +518,8 @@ static int write_info(struct recorder *r)
 		n += host_identity(buf + n, sizeof(buf) - n, o->net);
 	if (n < sizeof(buf))
 		n += record_ipi__info(&r->ipi, buf + n, sizeof(buf) - n);
+	if (o->no_wakers && !o->net && n < sizeof(buf))
+		n += snprintf(buf + n, sizeof(buf) - n, "wakers=0\n");
 	/* The on-CPU period, for reports that give samples a duration (pprof's cpu/ns). */
 	if (o->on_cpu_hz && n < sizeof(buf))
 		n += snprintf(buf + n, sizeof(buf) - n, "on_cpu_hz=%u\n", o->on_cpu_hz);
@@ -1099,6 +1135,8 @@ static int load(struct recorder *r)
 		bpf_program__set_autoload(r->skel->progs.net_rx, false);
 	}
 	record_ipi__select(r->skel, o->ipi, r->nr_cpus, &r->ipi);
+	if (o->no_wakers && !o->net)
+		wakers_off(r);
 	/* Every syscall of every process would pay for these two: only when asked for. */
 	if (!o->syscalls) {
 		bpf_program__set_autoload(r->skel->progs.sys_enter, false);

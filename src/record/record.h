@@ -30,6 +30,10 @@ struct record_opts {
 	unsigned int on_cpu_hz;	    /* 0: no on-CPU samples */
 	bool no_stacks;
 	bool no_waker_stacks; /* stacks where tasks block, not where they are woken from */
+	/* No wakings, wake-ups nor interrupt contexts: switches alone give the waits (ended at
+	 * the switch-in, waker UNKNOWN); for srvscope model, which reads where threads wait,
+	 * never who woke them. Ignored with net (critical follows wakers). */
+	bool no_wakers;
 	unsigned int ustack_dump_bytes; /* --call-graph=dwarf: user stack bytes; 0: fp */
 	bool syscalls; /* trace every syscall of the targets (entry, exit, return value) */
 	bool syscall_args; /* with syscalls: REC_SYSCALL_ARGS records too (4th argument, iovecs) */

@@ -1337,3 +1337,27 @@ const char *trace__lost_summary(const struct trace *t, char *buf, size_t size)
 
 	return trace_lost__format(t->lost ? t->lost : none, t->lost ? t->lost_cpus : 1, buf, size);
 }
+
+/* The value of "key=" in the trace's info text, into buf ("" when absent). */
+const char *trace__info_value(const struct trace *t, const char *key, char *buf, size_t size)
+{
+	size_t klen = strlen(key);
+	const char *p = t->info, *end = t->info + t->info_len;
+
+	buf[0] = 0;
+	while (p && p < end) {
+		const char *nl = memchr(p, '\n', end - p);
+		size_t len = (nl ? nl : end) - p;
+
+		if (len > klen && !memcmp(p, key, klen) && p[klen] == '=') {
+			len -= klen + 1;
+			if (len >= size)
+				len = size - 1;
+			memcpy(buf, p + klen + 1, len);
+			buf[len] = 0;
+			break;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return buf;
+}

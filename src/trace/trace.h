@@ -297,6 +297,8 @@ const char *trace__title(const struct trace *t, uint32_t pid, char *buf, size_t 
 uint64_t trace__lost_events(const struct trace *t);
 /* A one-line description of what was lost, per reason and CPU, into buf. */
 const char *trace__lost_summary(const struct trace *t, char *buf, size_t size);
+/* The value of "key=" in the trace's info text (section info), into buf ("" when absent). */
+const char *trace__info_value(const struct trace *t, const char *key, char *buf, size_t size);
 /* The same from counters indexed [cpu * LOST_REASONS + reason] (the recorder's). */
 const char *trace_lost__format(const uint64_t *lost, uint32_t nr_cpus, char *buf, size_t size);
 

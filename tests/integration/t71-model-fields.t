@@ -56,6 +56,23 @@ expect "$TMP/shared.json" '[(s["name"], round(s["per_wake"]), s.get("bytes")) fo
 	"the ticker's work: one write of 64 bytes a wake-up"
 expect "$TMP/shared.json" 'all(c["period_ms"] is None and c["work"] is None for c in d["clusters"] if c["role"] not in ("background", "idle"))' \
 	"no period or work for the clusters that serve"
+# The model reads where threads wait, never who woke them: its recording runs no program at
+# wakings, wake-ups or interrupts (record_opts.no_wakers), and its trace says so.
+python3 - "$TMP/shared-traces/run-0.trace" "$TOP/tests/integration" <<'PY'
+import collections, struct, sys
+sys.path.insert(0, sys.argv[2])
+from trace_ipis import events
+_, recs = events(sys.argv[1])
+n = collections.Counter(struct.unpack_from("<H", r, 8)[0] for r in recs)
+print("# switches %d, wakings %d, wake-ups %d" % (n[1], n[2], n[3]))
+sys.exit(0 if n[1] > 100 and n[2] == 0 and n[3] == 0 else 1)
+PY
+ok $? "the model's trace: switches, and no waking or wake-up recorded"
+grep -aqx "wakers=0" "$TMP/shared-traces/run-0.trace"
+ok $? "its info says it was recorded without wakers"
+like "$("$SRVSCOPE" blocking "$TMP/shared-traces/run-0.trace" 2>&1 | tail -1)" \
+	"UNKNOWN .*: recorded without wakings, as srvscope model records" \
+	"blocking on it says why no waker is known"
 "$SRVSCOPE" model "$TMP/shared-traces/run-0.trace" -o "$TMP/shared-trace.json" >/dev/null 2>&1
 ok $? "model of the kept trace"
 expect "$TMP/shared-trace.json" 'nm["handoff"] == "shared-epoll" and nm["reuseport"] is None and 18 <= cl["ticker"]["period_ms"] <= 30' \

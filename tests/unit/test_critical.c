@@ -323,11 +323,11 @@ static void sent_then_preempted_test(void)
 	bool right = true, net_from_send = false;
 
 	host_open(&x, "x", CL, "client", 50);
-	net(&x, 500, true, CL, 0, 0, 1, 5000, 80); /* the request */
+	net(&x, 500, true, CL, 0, 0, 1, 5000, 80);	   /* the request */
 	tb_switch(&x, 600, CL, CL, 0, 0, 0, -1, -1, 0, 0); /* preempted */
 	tb_switch(&x, 650, 0, 0, 0, CL, CL, -1, -1, 0, 0);
 	tb_switch(&x, 700, CL, CL, 1, 0, 0, 0, 3, 0, 0); /* read() */
-	net(&x, 1150, false, 0, 0, 4, 3, 80, 5000);	    /* the answer */
+	net(&x, 1150, false, 0, 0, 4, 3, 80, 5000);	 /* the answer */
 	tb_waking_irq(&x, 1155, CL, CL, WAKE_SOFTIRQ, 3, 0, 0);
 	tb_switch(&x, 1160, 0, 0, 0, CL, CL, -1, -1, 0, 0);
 	t[0] = tb_read(&x, 2000);
