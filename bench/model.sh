@@ -11,7 +11,9 @@
 # rate (RATE, default 20000/s) is compared with an unrecorded run in the same round: what
 # each item costs the server.
 # PARTS_SETS="name:ITEMS ..." runs only those sets (e.g. "all: no-syscalls:syscalls=0").
-# Usage (root): bench/model.sh [--parts] [ROUNDS [GETS_PER_CONNECTION]]
+# FLOOR=1: a third mode each round, the model's recording with every program attached and
+# returning at once (SRVSCOPE_RECORD_FLOOR=1): the share of the cost no program can save.
+# Usage (root): [FLOOR=1] bench/model.sh [--parts] [ROUNDS [GETS_PER_CONNECTION]]
 set -u
 PARTS=""
 if [ "${1:-}" = --parts ]; then
@@ -130,7 +132,17 @@ for r in $(seq "$ROUNDS"); do
 	"$SRVSCOPE" model -p "$MC" --conns 8 --duration 10 ${MODEL_OPTS:-} --load "$LOAD >$OUT/slap 2>&1" \
 		>/dev/null 2>"$OUT/model.err" || { cat "$OUT/model.err" >&2; exit 1; }
 	rate "$OUT/slap" >>"$OUT/model"
-	echo "round $r: unrecorded $(tail -1 "$OUT/none") gets/s, under the model's recording $(tail -1 "$OUT/model") gets/s"
+	floor=""
+	if [ -n "${FLOOR:-}" ]; then
+		# The same recording with every program attached and returning at once: the
+		# model it makes is empty (its exit status is not looked at), the load is not.
+		: >"$OUT/slap"
+		SRVSCOPE_RECORD_FLOOR=1 "$SRVSCOPE" model -p "$MC" --conns 8 --duration 10 ${MODEL_OPTS:-} \
+			--load "$LOAD >$OUT/slap 2>&1" >/dev/null 2>"$OUT/floor.err"
+		rate "$OUT/slap" >>"$OUT/floor"
+		floor=", its programs attached and returning at once $(tail -1 "$OUT/floor") gets/s"
+	fi
+	echo "round $r: unrecorded $(tail -1 "$OUT/none") gets/s, under the model's recording $(tail -1 "$OUT/model") gets/s$floor"
 done
 none=$(median <"$OUT/none")
 model=$(median <"$OUT/model")
@@ -138,6 +150,11 @@ echo "memcached, memcslap 8 connections, medians of $ROUNDS rounds:"
 printf "  unrecorded             %10.0f gets/s\n" "$none"
 printf "  under srvscope model   %10.0f gets/s   ratio %.3f (goal >= 0.95)\n" "$model" \
 	"$(echo "$model / $none" | bc -l)"
+if [ -n "${FLOOR:-}" ]; then
+	floor=$(median <"$OUT/floor")
+	printf "  floor (programs empty) %10.0f gets/s   ratio %.3f: what the tracepoints cost with nothing done in them\n" \
+		"$floor" "$(echo "$floor / $none" | bc -l)"
+fi
 
 if "$SRVSCOPE" model --help | grep -q -- '--client' &&
 	"$SRVSCOPE" model -p "$MC" --client memcached://127.0.0.1:1 2>&1 | grep -q 'does not listen'; then
