@@ -25,7 +25,9 @@
 # between two unrecorded ones and is paired with their mean, so the machine's drift (the
 # unrecorded throughput moved by a fifth between rounds a minute apart) mostly cancels.
 # MODES="none srvscope ...": the modes to run (none is always first); besides those above,
-# srvscope-nowaker (--no-waker-stacks) and srvscope-nostacks (--no-stacks).
+# srvscope-nowaker (--no-waker-stacks), srvscope-nostacks (--no-stacks), srvscope-nowakers
+# (no program at wakings, wake-ups or interrupts: switches alone, as srvscope model records;
+# SRVSCOPE_RECORD_NO_WAKERS) and srvscope-empty-nowakers (those left, returning at once).
 # Usage (root): [MODES=...] [PIN=1] [FLOOR=1] [CLIENT_NETNS=1] [STEADY=1 [SEG=S]] bench/record-overhead.sh [ROUNDS [GETS_PER_CONNECTION]]
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -125,18 +127,21 @@ wait_for() {
 start_recorder() { # MODE
 	case $1 in
 	none) REC="" ;;
-	srvscope | srvscope-net | srvscope-empty | srvscope-bare | srvscope-nowaker | srvscope-nostacks)
+	srvscope | srvscope-net | srvscope-empty | srvscope-bare | srvscope-nowaker | srvscope-nostacks | \
+		srvscope-nowakers | srvscope-empty-nowakers)
 		# srvscope-net: with the packets 'critical' needs; =all: on loopback too (memcslap
 		# talks to memcached over it; --net alone would record none)
-		local floor="" opt=""
+		local floor="" opt="" nowakers=""
 		case $1 in
 		srvscope-empty) floor=1 ;;
+		srvscope-empty-nowakers) floor=1 nowakers=1 ;;
+		srvscope-nowakers) nowakers=1 ;;
 		srvscope-bare) floor=2 ;;
 		srvscope-net) opt=$NETOPT ;;
 		srvscope-nowaker) opt=--no-waker-stacks ;;
 		srvscope-nostacks) opt=--no-stacks ;;
 		esac
-		SRVSCOPE_RECORD_FLOOR=$floor $RECORDER_CPU "$SRVSCOPE" record -p "$MC" $opt \
+		SRVSCOPE_RECORD_FLOOR=$floor SRVSCOPE_RECORD_NO_WAKERS=$nowakers $RECORDER_CPU "$SRVSCOPE" record -p "$MC" $opt \
 			--force -o "$OUT/srvscope.trace" --progress 2>"$OUT/srvscope.err" &
 		REC=$!
 		wait_for "$OUT/srvscope.err" "recording" || echo "# srvscope record did not start" >&2

@@ -76,6 +76,7 @@ void record__stop(void)
 }
 
 struct recorder {
+	bool no_wakers; /* record_opts.no_wakers taken: wakers_off() */
 	const struct record_opts *o;
 	struct record_cost cost;
 	struct record_bpf *skel;
@@ -518,7 +519,7 @@ static int write_info(struct recorder *r)
 		n += host_identity(buf + n, sizeof(buf) - n, o->net);
 	if (n < sizeof(buf))
 		n += record_ipi__info(&r->ipi, buf + n, sizeof(buf) - n);
-	if (o->no_wakers && !o->net && n < sizeof(buf))
+	if (r->no_wakers && n < sizeof(buf))
 		n += snprintf(buf + n, sizeof(buf) - n, "wakers=0\n");
 	/* The on-CPU period, for reports that give samples a duration (pprof's cpu/ns). */
 	if (o->on_cpu_hz && n < sizeof(buf))
@@ -1090,6 +1091,7 @@ static struct record_bpf *open_skel(void)
 static int load(struct recorder *r)
 {
 	const struct record_opts *o = r->o;
+	const char *nw;
 	int err;
 
 	libbpf_set_print(o->verbose ? libbpf_print : libbpf_silent);
@@ -1135,7 +1137,10 @@ static int load(struct recorder *r)
 		bpf_program__set_autoload(r->skel->progs.net_rx, false);
 	}
 	record_ipi__select(r->skel, o->ipi, r->nr_cpus, &r->ipi);
-	if (o->no_wakers && !o->net)
+	/* SRVSCOPE_RECORD_NO_WAKERS: bench/record-overhead.sh's modes without them */
+	nw = getenv("SRVSCOPE_RECORD_NO_WAKERS");
+	r->no_wakers = (o->no_wakers || (nw && *nw && strcmp(nw, "0"))) && !o->net;
+	if (r->no_wakers)
 		wakers_off(r);
 	/* Every syscall of every process would pay for these two: only when asked for. */
 	if (!o->syscalls) {
