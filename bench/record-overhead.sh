@@ -27,7 +27,10 @@
 # MODES="none srvscope ...": the modes to run (none is always first); besides those above,
 # srvscope-nowaker (--no-waker-stacks), srvscope-nostacks (--no-stacks), srvscope-nowakers
 # (no program at wakings, wake-ups or interrupts: switches alone, as srvscope model records;
-# SRVSCOPE_RECORD_NO_WAKERS) and srvscope-empty-nowakers (those left, returning at once).
+# SRVSCOPE_RECORD_NO_WAKERS) and srvscope-empty-nowakers (those left, returning at once);
+# srvscope-empty-noipi, -nowake and -noirq: every program returning at once but those of one
+# group left unloaded (SRVSCOPE_RECORD_OFF): the IPI vectors' entries and exits, sched_waking
+# and sched_wakeup, the interrupts' and timers' entries and exits.
 # Usage (root): [MODES=...] [PIN=1] [FLOOR=1] [CLIENT_NETNS=1] [STEADY=1 [SEG=S]] bench/record-overhead.sh [ROUNDS [GETS_PER_CONNECTION]]
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -124,24 +127,30 @@ wait_for() {
 	return 1
 }
 
+IPI_PROGS=$(for v in irq_work call_function call_function_single reschedule x86_platform_ipi; do
+	printf '%s_entry,%s_exit,' $v $v; done)
+IRQ_PROGS=softirq_entry,softirq_exit,irq_entry,irq_exit,hrtimer_entry,hrtimer_entry2,hrtimer_exit,hrtimer_exit2,timer_entry,timer_exit
 start_recorder() { # MODE
 	case $1 in
 	none) REC="" ;;
 	srvscope | srvscope-net | srvscope-empty | srvscope-bare | srvscope-nowaker | srvscope-nostacks | \
-		srvscope-nowakers | srvscope-empty-nowakers)
+		srvscope-nowakers | srvscope-empty-nowakers | srvscope-empty-no*)
 		# srvscope-net: with the packets 'critical' needs; =all: on loopback too (memcslap
 		# talks to memcached over it; --net alone would record none)
-		local floor="" opt="" nowakers=""
+		local floor="" opt="" nowakers="" off=""
 		case $1 in
 		srvscope-empty) floor=1 ;;
 		srvscope-empty-nowakers) floor=1 nowakers=1 ;;
+		srvscope-empty-noipi) floor=1 off=$IPI_PROGS ;;
+		srvscope-empty-nowake) floor=1 off=sched_waking,sched_wakeup ;;
+		srvscope-empty-noirq) floor=1 off=$IRQ_PROGS ;;
 		srvscope-nowakers) nowakers=1 ;;
 		srvscope-bare) floor=2 ;;
 		srvscope-net) opt=$NETOPT ;;
 		srvscope-nowaker) opt=--no-waker-stacks ;;
 		srvscope-nostacks) opt=--no-stacks ;;
 		esac
-		SRVSCOPE_RECORD_FLOOR=$floor SRVSCOPE_RECORD_NO_WAKERS=$nowakers $RECORDER_CPU "$SRVSCOPE" record -p "$MC" $opt \
+		SRVSCOPE_RECORD_FLOOR=$floor SRVSCOPE_RECORD_NO_WAKERS=$nowakers SRVSCOPE_RECORD_OFF=$off $RECORDER_CPU "$SRVSCOPE" record -p "$MC" $opt \
 			--force -o "$OUT/srvscope.trace" --progress 2>"$OUT/srvscope.err" &
 		REC=$!
 		wait_for "$OUT/srvscope.err" "recording" || echo "# srvscope record did not start" >&2

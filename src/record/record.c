@@ -469,6 +469,15 @@ static void prog_off(struct recorder *r, const char *name)
 		bpf_program__set_autoload(p, false);
 }
 
+static void progs_off(struct recorder *r, const char *list)
+{
+	char buf[512], *tok, *save;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		prog_off(r, tok);
+}
+
 /* record_opts.no_wakers: the programs that run at every waking and wake-up of the machine,
  * and at every interrupt's entry and exit to know the wakers' contexts, left unloaded (a
  * loaded server's busiest tracepoints after the switch: two programs a wake-up). */
@@ -1119,6 +1128,10 @@ static int load(struct recorder *r)
 	/* bench/record-overhead.sh: what the tracepoints cost bare (record.bpf.c floor_mode) */
 	if (getenv("SRVSCOPE_RECORD_FLOOR"))
 		r->skel->rodata->floor_mode = (__u32)atoi(getenv("SRVSCOPE_RECORD_FLOOR"));
+	/* There softirq_entry would run all along (no preempt count is looked for, so it is
+	 * never detached), where a recording detaches it within its first second. */
+	if (r->skel->rodata->floor_mode)
+		bpf_program__set_autoattach(r->skel->progs.softirq_entry, false);
 	err = rec_rings__prepare(&r->rings, r->skel->maps.rings, o->buffer_size);
 	if (err == -EPERM || err == -EACCES)
 		return error_no_privilege();
@@ -1137,6 +1150,10 @@ static int load(struct recorder *r)
 		bpf_program__set_autoload(r->skel->progs.net_rx, false);
 	}
 	record_ipi__select(r->skel, o->ipi, r->nr_cpus, &r->ipi);
+	/* SRVSCOPE_RECORD_OFF=NAME,...: programs left unloaded, to tell what each tracepoint
+	 * costs (benches only: a recording without some of them is missing what they give) */
+	if ((nw = getenv("SRVSCOPE_RECORD_OFF")))
+		progs_off(r, nw);
 	/* SRVSCOPE_RECORD_NO_WAKERS: bench/record-overhead.sh's modes without them */
 	nw = getenv("SRVSCOPE_RECORD_NO_WAKERS");
 	r->no_wakers = (o->no_wakers || (nw && *nw && strcmp(nw, "0"))) && !o->net;
