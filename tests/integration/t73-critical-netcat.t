@@ -50,9 +50,11 @@ for s in hops:
 print("# accept waited %.3f ms; the client connected %.3f ms after it started; NETWORK %.3f ms, %.3f ms on the client" %
       ((a1 - a0) / 1e6, (c0 - a0) / 1e6, net / 1e6, client / 1e6))
 fails = 0
+said = []
 def check(what, cond):
     global fails
-    print(("# fine: " if cond else "# WRONG: ") + what)
+    said.append(("# fine: " if cond else "# WRONG: ") + what)
+    print(said[-1])
     fails += not cond
 # The delay line is D each way on an idle machine, more under load: the truth is what the
 # fixtures saw, from the client's connect() to the server's accept() return.
@@ -64,6 +66,12 @@ check("one of them came from the client's host", any(s.get("from_host") == 2 for
 check("the path crosses to the client before its SYN", client > 0 and any(s["host"] == 2 for s in segs))
 check("the network part starts where the client's connect() did (within 2 ms)",
       abs(max(a1 - net, a0) - max(c0, a0)) < 2e6)
+if fails:  # prove shows stderr, not the diagnostics on stdout
+    for s in segs:
+        sys.stderr.write("#   %s host %d tid %s %.3f-%.3f ms: %s\n" % (s["state"], s["host"], s["tid"],
+                         (s["start_ns"] - a0) / 1e6, (s["end_ns"] - a0) / 1e6, s["what"]))
+    sys.stderr.write("#   accept %.3f ms, connect at %.3f to %.3f ms after its start\n" % ((a1 - a0) / 1e6, (c0 - a0) / 1e6, (c1 - a0) / 1e6))
+    sys.stderr.write("\n".join(said) + "\n")
 sys.exit(1 if fails else 0)
 PY
 ok $? "the accept wait is the network, 3 x ${D} ms, crossing to the client"
