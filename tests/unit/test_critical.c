@@ -251,6 +251,21 @@ static void two_hosts_free(struct crit_graph *g, struct crit_path *p, struct tra
 	trace__close(t[1]);
 }
 
+/* Reads y's trace into t[1] (t[0] read before) and builds the graph of the two hosts;
+ * false when a trace could not be read back. prefix: the checks' names start with it. */
+static bool two_hosts_build(struct tb *y, struct trace **t, struct crit_graph *g,
+			    const char *prefix)
+{
+	char err[256] = "";
+
+	t[1] = tb_read(y, 2000);
+	if (!ok(t[0] && t[1], "%stwo traces read back", prefix))
+		return false;
+	ok(!crit_graph__build(g, t, 2, err, sizeof(err)), "%sgraph over two hosts: %s", prefix,
+	   err);
+	return true;
+}
+
 /* A trace of host id (its host_id), where tid (a process alone) is switched in at ts. */
 static void host_open(struct tb *b, const char *id, uint32_t tid, const char *comm, uint64_t ts)
 {
@@ -272,7 +287,6 @@ static void longest_explained_test(void)
 	struct trace *t[2];
 	struct crit_graph g;
 	struct crit_path p;
-	char err[256] = "";
 	struct tb x, y;
 	bool right;
 
@@ -289,10 +303,8 @@ static void longest_explained_test(void)
 	tb_waking_irq(&y, 1000, S, S, WAKE_SOFTIRQ, 3, 0, 0);
 	tb_switch(&y, 1010, 0, 0, 0, S, S, -1, -1, 0, 0);
 	net(&y, 1100, true, S, 0, 0, 3, 80, 5000);
-	t[1] = tb_read(&y, 2000);
-	if (!ok(t[0] && t[1], "two traces read back"))
+	if (!two_hosts_build(&y, t, &g, ""))
 		return;
-	ok(!crit_graph__build(&g, t, 2, err, sizeof(err)), "graph over two hosts: %s", err);
 	ok(g.hosts[1].sync == CRIT_SYNC_APPROXIMATE || g.hosts[1].sync == CRIT_SYNC_ACCURATE,
 	   "their clocks synchronised (%s)", crit_sync__quality_name(g.hosts[1].sync));
 	/* The server's wait, switch-out to wake-up, on the client's clock (the reference). */
@@ -318,7 +330,6 @@ static void sent_then_preempted_test(void)
 	struct trace *t[2];
 	struct crit_graph g;
 	struct crit_path p;
-	char err[256] = "";
 	struct tb x, y;
 	bool right = true, net_from_send = false;
 
@@ -337,10 +348,8 @@ static void sent_then_preempted_test(void)
 	tb_waking_irq(&y, 1000, S, S, WAKE_SOFTIRQ, 3, 0, 0);
 	tb_switch(&y, 1010, 0, 0, 0, S, S, -1, -1, 0, 0);
 	net(&y, 1100, true, S, 0, 0, 3, 80, 5000);
-	t[1] = tb_read(&y, 2000);
-	if (!ok(t[0] && t[1], "two traces read back"))
+	if (!two_hosts_build(&y, t, &g, ""))
 		return;
-	ok(!crit_graph__build(&g, t, 2, err, sizeof(err)), "graph over two hosts: %s", err);
 	ok(!crit_graph__path(&g, 0, CL, 50, 1200, &p), "path of the client");
 	for (size_t i = 0; i < p.nr; i++) {
 		const struct crit_segment *s = &p.segs[i];
@@ -383,7 +392,7 @@ static void ipv6_test(void)
 	struct trace *t[2];
 	struct crit_graph g;
 	struct crit_path p;
-	char err[256] = "", what[CRIT_WHAT_SIZE] = "";
+	char what[CRIT_WHAT_SIZE] = "";
 	const uint16_t c_port = htons(5000), s_port = htons(80);
 	const struct crit_pkt *k;
 	struct tb x, y;
@@ -414,10 +423,8 @@ static void ipv6_test(void)
 	tb_switch(&y, 1010, 0, 0, 0, S, S, -1, -1, 0, 0);
 	net6(&y, 1100, true, S, 0, 0, 3, s_port, c_port, b6, a, true);
 	tb_switch(&y, 1120, S, S, 1, 0, 0, 0, 3, 0, 0);
-	t[1] = tb_read(&y, 2000);
-	if (!ok(t[0] && t[1], "ipv6: two traces read back"))
+	if (!two_hosts_build(&y, t, &g, "ipv6: "))
 		return;
-	ok(!crit_graph__build(&g, t, 2, err, sizeof(err)), "ipv6: graph over two hosts: %s", err);
 	ok(g.hosts[1].sync == CRIT_SYNC_APPROXIMATE || g.hosts[1].sync == CRIT_SYNC_ACCURATE,
 	   "ipv6: clocks synchronised over IPv6 packets (%s, %u packets)",
 	   crit_sync__quality_name(g.hosts[1].sync), g.hosts[1].exchanged);
