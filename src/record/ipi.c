@@ -26,14 +26,10 @@ void record_ipi__select(struct record_bpf *skel, bool sends, int nr_cpus, struct
 	for (v = 0; v < IPI_VECTORS; v++) {
 		snprintf(entry, sizeof(entry), "%s_entry", blocking__ipi_name(v));
 		snprintf(exit, sizeof(exit), "%s_exit", blocking__ipi_name(v));
-		if (kbtf__has_tracepoint(entry) && kbtf__has_tracepoint(exit)) {
+		if (kbtf__has_tracepoint(entry) && kbtf__has_tracepoint(exit))
 			ri->vectors |= 1u << v;
-			continue;
-		}
-		bpf_program__set_autoload(bpf_object__find_program_by_name(skel->obj, entry),
-					  false);
-		bpf_program__set_autoload(bpf_object__find_program_by_name(skel->obj, exit), false);
 	}
+	record_ipi__contexts_off(skel, ~ri->vectors, ri);
 	ri->sends = sends && kbtf__has_tracepoint("ipi_send_cpu") &&
 		    kbtf__has_tracepoint("ipi_send_cpumask");
 	if (sends && !ri->sends)
@@ -45,6 +41,25 @@ void record_ipi__select(struct record_bpf *skel, bool sends, int nr_cpus, struct
 		bpf_program__set_autoload(skel->progs.ipi_send_cpumask, false);
 	}
 	skel->rodata->ipi_nr_cpus = nr_cpus > 0 ? nr_cpus : 1;
+}
+
+void record_ipi__contexts_off(struct record_bpf *skel, unsigned int vectors, struct record_ipi *ri)
+{
+	char name[64];
+	unsigned int v;
+	int i;
+
+	for (v = 0; v < IPI_VECTORS; v++) {
+		if (!(vectors & (1u << v)))
+			continue;
+		for (i = 0; i < 2; i++) {
+			snprintf(name, sizeof(name), "%s_%s", blocking__ipi_name(v),
+				 i ? "exit" : "entry");
+			bpf_program__set_autoload(bpf_object__find_program_by_name(skel->obj, name),
+						  false);
+		}
+		ri->vectors &= ~(1u << v);
+	}
 }
 
 size_t record_ipi__info(const struct record_ipi *ri, char *buf, size_t size)

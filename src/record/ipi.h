@@ -17,6 +17,9 @@ struct record_ipi {
  * kernel has are kept, the others left unloaded; the send programs only with sends (and
  * the tracepoints). nr_cpus: the possible CPUs. */
 void record_ipi__select(struct record_bpf *skel, bool sends, int nr_cpus, struct record_ipi *ri);
+/* Between the open and the load: the entry and exit programs of the vectors (bits) left
+ * unloaded, and those vectors no longer tracked in ri. */
+void record_ipi__contexts_off(struct record_bpf *skel, unsigned int vectors, struct record_ipi *ri);
 /* The info section's lines: "ipi=0|1\nipi_contexts=irq_work,...\n". Returns the length. */
 size_t record_ipi__info(const struct record_ipi *ri, char *buf, size_t size);
 

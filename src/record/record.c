@@ -22,7 +22,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "analysis/blocking.h"
 #include "proc/maps.h"
 #include "proc/task.h"
 #include "record/cost.h"
@@ -488,19 +487,11 @@ static void wakers_off(struct recorder *r)
 		"irq_entry",	"irq_exit",	 "hrtimer_entry", "hrtimer_entry2",
 		"hrtimer_exit", "hrtimer_exit2", "timer_entry",	  "timer_exit",
 	};
-	char name[64];
-	unsigned int v;
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(progs); i++)
 		prog_off(r, progs[i]);
-	for (v = 0; v < IPI_VECTORS; v++) {
-		snprintf(name, sizeof(name), "%s_entry", blocking__ipi_name(v));
-		prog_off(r, name);
-		snprintf(name, sizeof(name), "%s_exit", blocking__ipi_name(v));
-		prog_off(r, name);
-	}
-	r->ipi.vectors = 0;
+	record_ipi__contexts_off(r->skel, ~0u, &r->ipi);
 }
 
 static int write_info(struct recorder *r)
