@@ -20,6 +20,7 @@ struct work {
 	size_t host;
 	uint32_t tid;
 	int64_t from, to; /* reference clock */
+	bool root;	  /* the followed thread's own time (not a waker's) */
 };
 
 struct walker {
@@ -30,12 +31,12 @@ struct walker {
 	uint64_t steps;
 };
 
-static void push(struct walker *w, size_t host, uint32_t tid, int64_t from, int64_t to)
+static void push(struct walker *w, size_t host, uint32_t tid, int64_t from, int64_t to, bool root)
 {
 	if (to <= from)
 		return;
 	xgrow((void **)&w->stack, &w->cap, w->nr + 1, sizeof(*w->stack));
-	w->stack[w->nr++] = (struct work){host, tid, from, to};
+	w->stack[w->nr++] = (struct work){host, tid, from, to, root};
 }
 
 /* Appends a segment (they come latest first); one that continues the last is merged. */
@@ -239,22 +240,41 @@ static void pkt_name(const struct crit_pkt *p, char *buf, size_t size)
 	snprintf(buf, size, "%s:%u -> %s:%u", s, ntohs(p->sport), d, ntohs(p->dport));
 }
 
-/* A packet sent at 'sent', before the wait began at from: when its sender is the thread
- * whose time just before from is still to explain (the top of the stack: a client that
- * sent its request, then was preempted or ran on before it blocked for the answer), the
- * packet was on the wire from its send, and that thread's time after the send is not on the
- * path: its work item ends at the send. Else the wire time counts from 'from'. */
-static int64_t sent_before(struct walker *w, size_t host, const struct crit_pkt *tx, int64_t sent,
-			   int64_t from)
+/* A packet sent at 'sent', before the wait of (host, tid) began at from: it was on the wire
+ * from its send, and nothing done meanwhile brought it sooner. The time just before from
+ * (the top of the stack, when it ends there) gives way to it when it is
+ * - the sender's (a client that sent its request, then was preempted or ran on before it
+ *   blocked for the answer): its work item ends at the send;
+ * - the waiting thread's own time before its wait, unless it is the followed thread (whose
+ *   own states are the path's): a server woken meanwhile by another packet, that ran and
+ *   blocked again, did not bring the request. That time is cut at the send, and what is
+ *   left of it before the send is the sender's, when the sender is a recorded thread;
+ *   taken all, the item below is tried in turn (it may be the sender's).
+ * Returns where the wire time starts: from when neither holds. */
+static int64_t sent_before(struct walker *w, size_t host, uint32_t tid, size_t peer,
+			   const struct crit_pkt *tx, int64_t sent, int64_t from)
 {
-	struct work *top = w->nr ? &w->stack[w->nr - 1] : NULL;
+	while (w->nr) {
+		struct work *top = &w->stack[w->nr - 1];
+		bool sender = !tx->ctx && top->host == peer && top->tid == tx->tid;
+		bool self = !top->root && top->host == host && top->tid == tid;
 
-	if (tx->ctx || !top || top->host != host || top->tid != tx->tid || top->to != from)
-		return from;
-	if (sent < top->from)
-		sent = top->from;
-	top->to = sent;
-	return sent;
+		if (top->to != from || (!sender && !self))
+			break;
+		from = sent > top->from ? sent : top->from;
+		top->to = from;
+		if (sender)
+			break;
+		if (top->to > top->from) {
+			if (!tx->ctx && crit_graph__thread(w->g, peer, tx->tid)) {
+				top->host = peer;
+				top->tid = tx->tid;
+			}
+			break;
+		}
+		w->nr--; /* all of it was the wire's */
+	}
+	return from;
 }
 
 /* A wait ended by the network on host: follow the packet that woke it back to its sender,
@@ -283,8 +303,10 @@ static void network_wait(struct walker *w, size_t host, uint32_t tid, uint32_t p
 		rx = &g->hosts[h].pkts[i];
 		tx = &g->hosts[rx->peer_host].pkts[rx->peer - 1];
 		sent = crit_graph__to_ref(g, rx->peer_host, tx->ts);
-		if (sent < from)
-			sent = sent_before(w, rx->peer_host, tx, sent, from);
+		if (sent < from) {
+			sent = sent_before(w, host, tid, rx->peer_host, tx, sent, from);
+			from = sent; /* a softirq's answer: its own cause may be earlier too */
+		}
 		if (sent >= end)
 			break;
 		s = emit(w, host, tid, pid, CRIT_NETWORK, CRIT_WAKE_NETWORK, sent, end, UINT32_MAX,
@@ -300,7 +322,7 @@ static void network_wait(struct walker *w, size_t host, uint32_t tid, uint32_t p
 		if (!tx->ctx) {
 			/* Sent by a task: its path explains the time before. */
 			if (crit_graph__thread(g, h, tx->tid)) {
-				push(w, h, tx->tid, from, end);
+				push(w, h, tx->tid, from, end, false);
 				return;
 			}
 			break;
@@ -341,8 +363,8 @@ static bool ipi_wait(struct walker *w, const struct work *wk, uint32_t pid, uint
 		seg->ipi = k + 1;
 	}
 	if (follow) {
-		push(w, wk->host, wk->tid, wk->from, start);
-		push(w, wk->host, s->tid, start, sent);
+		push(w, wk->host, wk->tid, wk->from, start, wk->root);
+		push(w, wk->host, s->tid, start, sent, false);
 		w->p->hops++;
 	}
 	return follow;
@@ -399,8 +421,8 @@ static void walk(struct walker *w, const struct work *wk)
 			if (wt->kind == WAKE_TASK && wt->waker_tid != wk->tid &&
 			    crit_graph__thread(g, wk->host, wt->waker_tid)) {
 				/* This thread before the wait, after the waker's path over it. */
-				push(w, wk->host, wk->tid, wk->from, start);
-				push(w, wk->host, wt->waker_tid, start, cursor);
+				push(w, wk->host, wk->tid, wk->from, start, wk->root);
+				push(w, wk->host, wt->waker_tid, start, cursor, false);
 				w->p->hops++;
 				return;
 			}
@@ -411,7 +433,7 @@ static void walk(struct walker *w, const struct work *wk)
 			}
 			e = wait_edge(wt, &wake);
 			if (e == CRIT_NETWORK && host->nr_pkts) {
-				push(w, wk->host, wk->tid, wk->from, start);
+				push(w, wk->host, wk->tid, wk->from, start, wk->root);
 				network_wait(w, wk->host, wk->tid, pid, s->wait, start, cursor);
 				return;
 			}
@@ -435,7 +457,7 @@ int crit_graph__path(const struct crit_graph *g, size_t host, uint32_t tid, int6
 		return -EINVAL;
 	p->start_ns = from;
 	p->end_ns = to;
-	push(&w, host, tid, from, to);
+	push(&w, host, tid, from, to, true);
 	while (w.nr) {
 		struct work wk = w.stack[--w.nr];
 

@@ -1,6 +1,7 @@
 # Shared helpers for the TAP integration scripts (sourced, bash).
 # Every script: `. "$(dirname "$0")/lib.sh"`, then ok/is/like checks, then `done_testing`.
-# Fixture processes started with start_fixture are killed when the script exits.
+# Fixture processes started with start_fixture are killed when the script exits. KEEP_FAILED=1:
+# a script that failed a check keeps its temporary directory (its traces) to read.
 set -u
 : "${BUILD:=build}"
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -15,7 +16,11 @@ cleanup() {
 	exec 2>/dev/null # no job-control "Killed" lines after the plan
 	for p in $_pids; do kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
 	wait 2>/dev/null
-	rm -rf "$TMP"
+	if [ "$_failed" -gt 0 ] && [ -n "${KEEP_FAILED:-}" ]; then # a failing run's files, to read
+		echo "# kept $TMP" >&2
+	else
+		rm -rf "$TMP"
+	fi
 }
 trap cleanup EXIT
 

@@ -57,15 +57,22 @@ def check(what, cond):
     print(said[-1])
     fails += not cond
 # The delay line is D each way on an idle machine, more under load: the truth is what the
-# fixtures saw, from the client's connect() to the server's accept() return.
-check("the wait resolves to the network: from the client's connect() to the accept's end, %.1f ms (%.1f ms)" %
-      ((a1 - c0) / 1e6, net / 1e6), abs(net - (a1 - c0)) < 3e6)
+# fixtures saw, from the client's connect() to the server's accept() return. The server,
+# woken by the last packet, may wait for a CPU (PREEMPTED) and then runs: its own time after
+# the network.
+n0 = min([s["start_ns"] for s in hops] or [a1])
+n1 = max([s["end_ns"] for s in hops] or [a0])
+own = sum(max(0, min(a1, s["end_ns"]) - max(n1, s["start_ns"])) for s in segs
+          if s["host"] == 1 and s["state"] in ("RUNNING", "PREEMPTED"))
+check("the wait resolves to the network: from the client's connect() to the accept's end, %.1f ms"
+      " (%.1f ms NETWORK, then the server's own %.1f ms)" % ((a1 - c0) / 1e6, net / 1e6, own / 1e6),
+      abs(net + own - (a1 - c0)) < 3e6)
 check("that is at least 3 x %d ms" % (D / 1e6), net >= 3 * D - 2e6)
 check("three packets crossed (ACK, SYN-ACK, SYN)", len(hops) >= 3)
 check("one of them came from the client's host", any(s.get("from_host") == 2 for s in hops))
 check("the path crosses to the client before its SYN", client > 0 and any(s["host"] == 2 for s in segs))
-check("the network part starts where the client's connect() did (within 2 ms)",
-      abs(max(a1 - net, a0) - max(c0, a0)) < 2e6)
+check("the network part starts where the client's connect() did (within 2 ms), in one piece",
+      abs(n0 - max(c0, a0)) < 2e6 and net > n1 - n0 - 1e6)
 if fails:  # prove shows stderr, not the diagnostics on stdout
     for s in segs:
         sys.stderr.write("#   %s host %d tid %s %.3f-%.3f ms: %s\n" % (s["state"], s["host"], s["tid"],

@@ -368,6 +368,70 @@ static void sent_then_preempted_test(void)
 	two_hosts_free(&g, &p, t);
 }
 
+/* Client C sends its request at 500 and blocks for the answer at 700. Server S, blocked in
+ * read() since 100, is woken at 755 by another of C's segments (sent at 200), runs to 800
+ * and blocks again until the request comes at 990. The request was on the wire from its
+ * send: S's run woken by the other segment did not bring it, and is not on C's path, nor
+ * is the other segment. (Both ways 490 on the wire: the clocks agree.) */
+static void woken_meanwhile_test(void)
+{
+	enum { S = 20, CL = 30 };
+	struct trace *t[2];
+	struct crit_graph g;
+	struct crit_path p;
+	struct tb x, y;
+	bool right = true, wire = false;
+
+	host_open(&x, "x", CL, "client", 50);
+	net(&x, 200, true, CL, 0, 0, 1, 5000, 80); /* the other segment */
+	net(&x, 500, true, CL, 0, 0, 2, 5000, 80); /* the request */
+	tb_switch(&x, 700, CL, CL, 1, 0, 0, 0, 3, 0, 0);
+	net(&x, 1590, false, 0, 0, 4, 3, 80, 5000); /* the answer */
+	tb_waking_irq(&x, 1595, CL, CL, WAKE_SOFTIRQ, 3, 0, 0);
+	tb_switch(&x, 1600, 0, 0, 0, CL, CL, -1, -1, 0, 0);
+	t[0] = tb_read(&x, 2000);
+	host_open(&y, "y", S, "server", 60);
+	tb_switch(&y, 100, S, S, 1, 0, 0, 0, 3, 0, 0);
+	net(&y, 750, false, 0, 0, 7, 1, 5000, 80);
+	tb_waking_irq(&y, 755, S, S, WAKE_SOFTIRQ, 3, 0, 0);
+	tb_switch(&y, 760, 0, 0, 0, S, S, -1, -1, 0, 0);
+	tb_switch(&y, 800, S, S, 1, 0, 0, 0, 3, 0, 0);
+	net(&y, 990, false, 0, 0, 7, 2, 5000, 80);
+	tb_waking_irq(&y, 1000, S, S, WAKE_SOFTIRQ, 3, 0, 0);
+	tb_switch(&y, 1010, 0, 0, 0, S, S, -1, -1, 0, 0);
+	net(&y, 1100, true, S, 0, 0, 3, 80, 5000);
+	if (!two_hosts_build(&y, t, &g, "woken meanwhile: "))
+		return;
+	ok(!crit_graph__path(&g, 0, CL, 50, 1650, &p), "path of the client");
+	for (size_t i = 0; i < p.nr; i++) {
+		const struct crit_segment *s = &p.segs[i];
+
+		if (s->host == 1 && s->tid == S && s->edge == CRIT_RUNNING && s->start_ns < 990)
+			right = false;
+		if (s->host == 1 && s->edge == CRIT_NETWORK && s->from_tid == CL &&
+		    s->start_ns == 500 && llabs(s->end_ns - 1000) < 20)
+			wire = true;
+	}
+	ok(right && wire && p.nr && p.segs[0].edge == CRIT_RUNNING && p.segs[0].end_ns == 500,
+	   "C running to its send, then the request on the wire; not S's run woken meanwhile");
+	if (!right || !wire)
+		print_path(&g, &p);
+	crit_path__free(&p);
+	/* S's own wait, followed from S: its run after the other segment is its own. */
+	ok(!crit_graph__path(&g, 1, S, crit_graph__to_ref(&g, 1, 100),
+			     crit_graph__to_ref(&g, 1, 1000), &p),
+	   "path of the server's wait");
+	right = false;
+	for (size_t i = 0; i < p.nr; i++)
+		if (p.segs[i].host == 1 && p.segs[i].tid == S && p.segs[i].edge == CRIT_RUNNING &&
+		    p.segs[i].start_ns == 760 && p.segs[i].end_ns == 800)
+			right = true;
+	ok(right, "followed from S, S's run after the other segment stays on the path");
+	if (!right)
+		print_path(&g, &p);
+	two_hosts_free(&g, &p, t);
+}
+
 /* The received packet of host h at ts. */
 static const struct crit_pkt *pkt_at(const struct crit_graph *g, size_t h, uint64_t ts)
 {
@@ -534,6 +598,7 @@ int main(void)
 	ipi_test();
 	longest_explained_test();
 	sent_then_preempted_test();
+	woken_meanwhile_test();
 	ipv6_test();
 	sync_test();
 	return done_testing();
