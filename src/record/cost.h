@@ -18,6 +18,9 @@ struct record_cost {
 	/* from the end of the start-up (record_cost__running): the recorder's steady cost */
 	uint64_t run_ns;
 	struct rusage run_ru;
+	/* a second after that (record_cost__tick): the first unwinds and object loads behind */
+	uint64_t warm_ns;
+	struct rusage warm_ru;
 	int nr;
 	struct {
 		int fd;
@@ -31,6 +34,10 @@ void record_cost__start(struct record_cost *c, struct bpf_object *obj);
 /* The start-up is done (the targets' snapshot, the kernel's symbols written, the command
  * started): the recorder's own CPU is counted per second from here, its start-up apart. */
 void record_cost__running(struct record_cost *c);
+/* From the recorder's loop: a second after record_cost__running, the recorder's CPU is
+ * counted from there (its first second, the first stacks unwound and their objects loaded,
+ * cost a third of a 3 s recording's total once), the first second apart. */
+void record_cost__tick(struct record_cost *c, uint64_t now_ns);
 /* Prints, on stderr, each program's runs and time since the start, the recorder's CPU
  * time, per second of recording, and what the stack caches did (the BPF side's per-CPU
  * counters, map cache_fd, in the order of record.bpf.c's CS_*); then turns the statistics

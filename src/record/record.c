@@ -1008,6 +1008,8 @@ static void loop(struct recorder *r, uint64_t *lost)
 			break;
 		}
 		now = now_ns();
+		if (o->cost)
+			record_cost__tick(&r->cost, now);
 		write_kallsyms(r, false);
 		softirq_exits(r);
 		rec_procs__check_all(&r->procs, now);
