@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -98,6 +103,8 @@ struct recorder {
 	struct u64map target_set;
 	pid_t *targets;
 	size_t nr_targets, cap_targets;
+	int *target_fds; /* a pidfd per target looked at (-1: none could be had) */
+	size_t nr_target_fds, cap_target_fds;
 	/* -d: when the recording ends (CLOCK_MONOTONIC ns), checked as records are drained
 	 * too, since under load draining alone can outlast the duration. */
 	uint64_t deadline;
@@ -955,12 +962,30 @@ static void progress(struct recorder *r, uint64_t now, uint64_t *last_ns, uint64
 	*last_events = ev;
 }
 
-static bool targets_alive(const struct recorder *r)
+/* Whether target i has exited: its pidfd readable (opened at the first look; as for
+ * process_gone, a zombie leader whose other threads run on has not), else /proc, where a
+ * look costs an open, a read and a close every 50 ms. */
+static bool target_gone(struct recorder *r, size_t i)
+{
+	struct pollfd p = {.events = POLLIN};
+
+	while (r->nr_target_fds <= i) {
+		xgrow((void **)&r->target_fds, &r->cap_target_fds, r->nr_target_fds + 1,
+		      sizeof(*r->target_fds));
+		r->target_fds[r->nr_target_fds] =
+			(int)syscall(SYS_pidfd_open, r->targets[r->nr_target_fds], 0);
+		r->nr_target_fds++;
+	}
+	p.fd = r->target_fds[i];
+	return p.fd < 0 ? process_gone(r->targets[i]) : poll(&p, 1, 0) > 0;
+}
+
+static bool targets_alive(struct recorder *r)
 {
 	size_t i;
 
 	for (i = 0; i < r->nr_targets; i++)
-		if (!process_gone(r->targets[i]))
+		if (!target_gone(r, i))
 			return true;
 	return false;
 }
@@ -1423,6 +1448,10 @@ out_destroy:
 	ksyms__delete(r.ksyms);
 	u64map__free(&r.target_set);
 	free(r.targets);
+	for (size_t i = 0; i < r.nr_target_fds; i++)
+		if (r.target_fds[i] >= 0)
+			close(r.target_fds[i]);
+	free(r.target_fds);
 	ustacks__free(&r.ustacks);
 	free(lost);
 	return err;

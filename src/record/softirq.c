@@ -83,12 +83,17 @@ void record_softirq__vectors(struct record_bpf *skel, const char *kallsyms, size
 
 bool record_softirq__entry_off(struct record_bpf *skel)
 {
-	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	long online;
 
-	if (skel->bss->softirq_entry_off && !skel->links.softirq_entry)
+	/* Not attached (a floor mode, a recording without wakers), or detached already. The
+	 * CPUs online are read after: sysconf opens a file in /sys at each call, and this runs
+	 * at each of the recorder's drains until it returns true. */
+	if (!skel->links.softirq_entry)
 		return true;
-	if (!skel->bss->softirq_vec_from_stack || skel->bss->pc_failed ||
-	    !skel->links.softirq_entry || online <= 0 || skel->bss->pc_found_cpus < online)
+	if (!skel->bss->softirq_vec_from_stack || skel->bss->pc_failed)
+		return false;
+	online = sysconf(_SC_NPROCESSORS_ONLN);
+	if (online <= 0 || skel->bss->pc_found_cpus < online)
 		return false;
 	bpf_link__destroy(skel->links.softirq_entry);
 	skel->links.softirq_entry = NULL;

@@ -16,7 +16,8 @@ struct record_bpf;
  * on. Does nothing where wakers' stacks are not taken. */
 void record_softirq__vectors(struct record_bpf *skel, const char *kallsyms, size_t len);
 /* Detaches softirq_entry once every online CPU's preempt count is found (the programs
- * then tell a softirq from it) and the vectors come from stacks. True once done. */
+ * then tell a softirq from it) and the vectors come from stacks. True once done, or when
+ * it was never attached. */
 bool record_softirq__entry_off(struct record_bpf *skel);
 
 #endif
