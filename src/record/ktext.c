@@ -1,6 +1,8 @@
 /* The text of /proc/kallsyms (ktext.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -98,16 +100,21 @@ char *ktext__read(size_t *len)
 static void *read_thread(void *arg)
 {
 	struct ktext_async *a = arg;
+	struct sched_param idle = {0};
 
+	/* A wait for the text puts the thread back among the others first (ktext__take). */
+	if (a->idle)
+		pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
 	a->text = ktext__read(&a->len);
 	a->err = a->text ? 0 : errno;
 	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
-void ktext__read_async(struct ktext_async *a)
+void ktext__read_async(struct ktext_async *a, bool idle)
 {
 	memset(a, 0, sizeof(*a));
+	a->idle = idle;
 	a->started = !pthread_create(&a->thread, NULL, read_thread, a);
 	if (!a->started)
 		read_thread(a);
@@ -115,8 +122,13 @@ void ktext__read_async(struct ktext_async *a)
 
 char *ktext__take(struct ktext_async *a, bool wait, size_t *len)
 {
+	struct sched_param normal = {0};
+
 	if (a->taken || (!wait && !__atomic_load_n(&a->done, __ATOMIC_ACQUIRE)))
 		return NULL;
+	/* An idle thread on CPUs kept busy would take minutes (a weight of 3 against 1024). */
+	if (a->started && a->idle && !__atomic_load_n(&a->done, __ATOMIC_ACQUIRE))
+		pthread_setschedparam(a->thread, SCHED_OTHER, &normal);
 	if (a->started)
 		pthread_join(a->thread, NULL);
 	a->started = false;

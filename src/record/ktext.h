@@ -29,14 +29,18 @@ char *ktext__read(size_t *len);
 struct ktext_async {
 	pthread_t thread;
 	bool started, taken;
+	bool idle; /* read at the scheduler's idle priority */
 	char *text;
 	size_t len;
 	int err;	     /* errno of a failed read */
 	volatile int done;   /* the thread has finished (atomic) */
 };
 
-/* Starts the read; the text is read at once, in the caller, when no thread can start. */
-void ktext__read_async(struct ktext_async *a);
+/* Starts the read; the text is read at once, in the caller, when no thread can start.
+ * idle: the thread runs only on CPUs nothing else wants (SCHED_IDLE), where the text is not
+ * awaited: the kernel's print of 200 thousand symbols costs 60 ms of CPU at the start of
+ * each recording, beside the server it watches. */
+void ktext__read_async(struct ktext_async *a, bool idle);
 /* The text once read (wait: until it is), the thread joined; NULL with errno when the
  * read failed or (wait false) is not over. Once only: then a->taken. The caller frees it. */
 char *ktext__take(struct ktext_async *a, bool wait, size_t *len);

@@ -1362,8 +1362,8 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	snapshot_targets(&r, start_ts);
 	/* Reading kallsyms takes a fifth of a second: done with events flowing (into the
 	 * ring), not between the trace's start and the attach; by a thread, while the loop
-	 * drains (write_kallsyms). */
-	ktext__read_async(&r.ktext);
+	 * drains (write_kallsyms); on idle CPUs alone when nothing waits for it. */
+	ktext__read_async(&r.ktext, !record_softirq__wants_text(r.skel));
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);

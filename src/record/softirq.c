@@ -21,27 +21,38 @@ static const char *const actions[REC_SOFTIRQS][2] = {
 	{"hrtimer_run_softirq", NULL}, {"rcu_core_si", NULL},
 };
 
-/* Which action the line's name is ("ADDR TYPE NAME[\t[module]]"), -1 none. A scan of the
- * text, not a parse of its 200 thousand symbols: the recorder reads it while events flow,
- * and its rings fill if it stops draining them for long. */
+/* Which action the line's name is ("ADDR TYPE NAME[\t[module]]"), -1 none; -2 a module's
+ * (after the kernel's own: the scan ends there). A scan of the text, not a parse of its 200
+ * thousand symbols: the recorder reads it while events flow. The names' lengths first: a
+ * line is let go at a compare of lengths, mostly. */
 static int line_action(const char *p, const char *end)
 {
+	static size_t lens[REC_SOFTIRQS][2];
 	const char *name = memchr(p, ' ', (size_t)(end - p));
 	size_t n;
 	int v, i;
 
+	if (!lens[0][0])
+		for (v = 0; v < REC_SOFTIRQS; v++)
+			for (i = 0; i < 2 && actions[v][i]; i++)
+				lens[v][i] = strlen(actions[v][i]);
 	if (!name || end - name < 4)
 		return -1;
 	name += 3; /* " T " */
-	for (n = 0; name + n < end && name[n] != '\n' && name[n] != '\t'; n++)
-		;
-	if (name + n < end && name[n] == '\t') /* a module's */
-		return -1;
+	n = (size_t)(end - name);
+	if (memchr(name, '\t', n))
+		return -2;
 	for (v = 0; v < REC_SOFTIRQS; v++)
 		for (i = 0; i < 2 && actions[v][i]; i++)
-			if (strlen(actions[v][i]) == n && !memcmp(name, actions[v][i], n))
+			if (lens[v][i] == n && !memcmp(name, actions[v][i], n))
 				return v;
 	return -1;
+}
+
+bool record_softirq__wants_text(const struct record_bpf *skel)
+{
+	return skel->rodata->want_stacks && skel->rodata->want_waker_stacks &&
+	       skel->rodata->preempt_count_off && skel->links.softirq_entry;
 }
 
 void record_softirq__vectors(struct record_bpf *skel, const char *kallsyms, size_t len)
@@ -55,16 +66,20 @@ void record_softirq__vectors(struct record_bpf *skel, const char *kallsyms, size
 	/* The kernel's own symbols come in address order: an action ends where the next
 	 * line's symbol starts. */
 	for (; p < end; p = nl + 1) {
-		uint64_t a = ktext__line_addr(p, end);
+		uint64_t a;
 
 		nl = memchr(p, '\n', (size_t)(end - p));
 		if (!nl)
 			nl = end;
-		if (pending >= 0 && a > skel->bss->softirq_fn[pending]) {
+		if (pending >= 0 &&
+		    (a = ktext__line_addr(p, end)) > skel->bss->softirq_fn[pending]) {
 			skel->bss->softirq_fn_end[pending] = a;
 			pending = -1;
 		}
-		if ((v = line_action(p, nl)) >= 0 && a && !skel->bss->softirq_fn[v]) {
+		v = line_action(p, nl);
+		if (v == -2 && pending < 0)
+			break;
+		if (v >= 0 && (a = ktext__line_addr(p, end)) && !skel->bss->softirq_fn[v]) {
 			skel->bss->softirq_fn[v] = a;
 			pending = v;
 		}

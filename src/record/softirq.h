@@ -19,5 +19,8 @@ void record_softirq__vectors(struct record_bpf *skel, const char *kallsyms, size
  * then tell a softirq from it) and the vectors come from stacks. True once done, or when
  * it was never attached. */
 bool record_softirq__entry_off(struct record_bpf *skel);
+/* Whether the vectors are to come from the kernel's symbols (record_softirq__vectors) as
+ * soon as they are read: softirq_entry runs until then. */
+bool record_softirq__wants_text(const struct record_bpf *skel);
 
 #endif
