@@ -107,14 +107,19 @@ static void *read_thread(void *arg)
 		pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
 	a->text = ktext__read(&a->len);
 	a->err = a->text ? 0 : errno;
+	if (a->text && a->scan)
+		a->scan(a->scan_arg, a->text, a->len);
 	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
-void ktext__read_async(struct ktext_async *a, bool idle)
+void ktext__read_async(struct ktext_async *a, bool idle,
+		       void (*scan)(void *arg, const char *text, size_t len), void *scan_arg)
 {
 	memset(a, 0, sizeof(*a));
 	a->idle = idle;
+	a->scan = scan;
+	a->scan_arg = scan_arg;
 	a->started = !pthread_create(&a->thread, NULL, read_thread, a);
 	if (!a->started)
 		read_thread(a);

@@ -30,6 +30,9 @@ struct ktext_async {
 	pthread_t thread;
 	bool started, taken;
 	bool idle; /* read at the scheduler's idle priority */
+	/* run by the thread on the text once read (NULL: none), before it is taken */
+	void (*scan)(void *arg, const char *text, size_t len);
+	void *scan_arg;
 	char *text;
 	size_t len;
 	int err;	     /* errno of a failed read */
@@ -39,8 +42,11 @@ struct ktext_async {
 /* Starts the read; the text is read at once, in the caller, when no thread can start.
  * idle: the thread runs only on CPUs nothing else wants (SCHED_IDLE), where the text is not
  * awaited: the kernel's print of 200 thousand symbols costs 60 ms of CPU at the start of
- * each recording, beside the server it watches. */
-void ktext__read_async(struct ktext_async *a, bool idle);
+ * each recording, beside the server it watches. scan (with scan_arg): what to find in the
+ * text, by the thread that wrote it (another thread's first reads of 5 MB cost 10 ms of
+ * page walks on a VM). */
+void ktext__read_async(struct ktext_async *a, bool idle,
+		       void (*scan)(void *arg, const char *text, size_t len), void *scan_arg);
 /* The text once read (wait: until it is), the thread joined; NULL with errno when the
  * read failed or (wait false) is not over. Once only: then a->taken. The caller frees it. */
 char *ktext__take(struct ktext_async *a, bool wait, size_t *len);

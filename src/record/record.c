@@ -420,6 +420,12 @@ static int on_record(void *ctx, void *data, size_t size)
 
 /* ---- the start of a recording ---- */
 
+/* The softirq actions' addresses, from the text as the reading thread has it (ktext.h). */
+static void softirq_scan(void *skel, const char *text, size_t len)
+{
+	record_softirq__vectors(skel, text, len);
+}
+
 /* The kallsyms section, once the reader thread has the text (wait: until it has). The
  * read runs while the loop drains: the programs take a user stack copy at every wait
  * until the first one is unwound, and a fifth of a second undrained at the start filled
@@ -440,9 +446,7 @@ static void write_kallsyms(struct recorder *r, bool wait)
 				strerror(errno));
 		return;
 	}
-	err = trace_writer__section_zstd(r->w, SEC_KALLSYMS, text, len);
-	record_softirq__vectors(r->skel, text, len);
-	free(text);
+	err = trace_writer__section_zstd_give(r->w, SEC_KALLSYMS, text, len);
 	if (err && !r->err)
 		r->err = err;
 }
@@ -1363,7 +1367,7 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	/* Reading kallsyms takes a fifth of a second: done with events flowing (into the
 	 * ring), not between the trace's start and the attach; by a thread, while the loop
 	 * drains (write_kallsyms); on idle CPUs alone when nothing waits for it. */
-	ktext__read_async(&r.ktext, !record_softirq__wants_text(r.skel));
+	ktext__read_async(&r.ktext, !record_softirq__wants_text(r.skel), softirq_scan, r.skel);
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);

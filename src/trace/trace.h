@@ -141,9 +141,11 @@ void trace_writer__add_fd(struct trace_writer *w, uint64_t ts, uint32_t pid, int
 			  const char *desc);
 /* Writes one section now (after flushing what is buffered). Returns 0 or -errno. */
 int trace_writer__section(struct trace_writer *w, uint16_t type, const void *payload, size_t len);
-/* The same, compressed with zstd (for big text such as kallsyms). */
-int trace_writer__section_zstd(struct trace_writer *w, uint16_t type, const void *payload,
-			       size_t len);
+/* The same, compressed with zstd (for big text such as kallsyms) by the writer's thread;
+ * payload (malloc'd) is given to the writer, which frees it, even on an error: the 5 MB of
+ * the kernel's symbols copied into a fresh buffer cost 25 ms of page faults on a VM. */
+int trace_writer__section_zstd_give(struct trace_writer *w, uint16_t type, void *payload,
+				    size_t len);
 int trace_writer__maps(struct trace_writer *w, uint64_t ts, uint32_t pid, const char *maps,
 		       size_t maps_len, const char *build_ids, size_t build_ids_len);
 /* Writes the buffered sections with one system call. Returns 0 or -errno. */

@@ -23,6 +23,8 @@
 /* Jobs kept for reuse once written: their buffers' pages are already backed (filling new
  * pages is dear in a VM that backs its memory lazily). */
 #define WQ_SPARE 4
+/* A spare job's single-section buffer is kept up to this size. */
+#define WQ_ONE_KEEP (1u << 20)
 
 /* What flushes wrote is sent to the disk a megabyte at a time (STREAM_CHUNK) and dropped
  * from the page cache a chunk later, written by then: a recording streams megabytes a
@@ -335,6 +337,10 @@ static void *writer_main(void *arg)
 			q->err = err;
 		q->queued -= j->bytes;
 		q->done += bytes; /* with queued: writeq__bytes counts each job once */
+		if (j->bufs[WQ_ONE].cap > WQ_ONE_KEEP) { /* the kernel's symbols, given */
+			free(j->bufs[WQ_ONE].data);
+			j->bufs[WQ_ONE] = (struct buf){0};
+		}
 		if (q->nr_spare < WQ_SPARE) {
 			j->next = q->spare;
 			q->spare = j;

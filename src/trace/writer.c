@@ -164,8 +164,9 @@ int trace_writer__flush(struct trace_writer *w)
 	return writeq__error(w->q);
 }
 
+/* give: payload (malloc'd) is the writer's from here on, freed by it, not copied. */
 static int write_section(struct trace_writer *w, uint16_t type, uint16_t flags, const void *payload,
-			 size_t len, bool zstd)
+			 size_t len, bool zstd, bool give)
 {
 	struct wq_job *j;
 	int err;
@@ -173,15 +174,25 @@ static int write_section(struct trace_writer *w, uint16_t type, uint16_t flags, 
 	if (w->sink) {
 		if (type == SEC_LOST && w->sink->lost)
 			w->sink->lost(w->sink->ctx, payload, len);
+		if (give)
+			free((void *)payload);
 		return 0;
 	}
 	err = trace_writer__flush(w);
-	if (err)
+	if (!err && len > TRACE_SECTION_MAX)
+		err = -EFBIG; /* a reader would take it for a damaged header */
+	if (err) {
+		if (give)
+			free((void *)payload);
 		return err;
-	if (len > TRACE_SECTION_MAX)
-		return -EFBIG; /* a reader would take it for a damaged header */
+	}
 	j = writeq__job(w->q);
-	buf_add(&j->bufs[WQ_ONE], payload, len);
+	if (give) {
+		free(j->bufs[WQ_ONE].data);
+		j->bufs[WQ_ONE] = (struct buf){(char *)payload, len, len};
+	} else {
+		buf_add(&j->bufs[WQ_ONE], payload, len);
+	}
 	writeq__add(j, type, flags, WQ_ONE, 0, len);
 	if (zstd)
 		writeq__zstd(j);
@@ -191,14 +202,14 @@ static int write_section(struct trace_writer *w, uint16_t type, uint16_t flags, 
 
 int trace_writer__section(struct trace_writer *w, uint16_t type, const void *payload, size_t len)
 {
-	return write_section(w, type, 0, payload, len, false);
+	return write_section(w, type, 0, payload, len, false, false);
 }
 
 /* Compressed by the writer thread; with a sink (kallsyms: nobody reads it) not at all. */
-int trace_writer__section_zstd(struct trace_writer *w, uint16_t type, const void *payload,
-			       size_t len)
+int trace_writer__section_zstd_give(struct trace_writer *w, uint16_t type, void *payload,
+				    size_t len)
 {
-	return write_section(w, type, 0, payload, len, true);
+	return write_section(w, type, 0, payload, len, true, true);
 }
 
 int trace_writer__maps(struct trace_writer *w, uint64_t ts, uint32_t pid, const char *maps,

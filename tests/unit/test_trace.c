@@ -13,6 +13,7 @@
 #include "rec_build.h"
 #include "trace/syscalls.h"
 #include "unit.h"
+#include "util/util.h"
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -40,7 +41,7 @@ static void write_sample(struct tb *b)
 
 	tb_open(b);
 	trace_writer__section(b->w, SEC_INFO, "srvscope=record\n", 16);
-	trace_writer__section_zstd(b->w, SEC_KALLSYMS, ks, strlen(ks));
+	trace_writer__section_zstd_give(b->w, SEC_KALLSYMS, xstrdup(ks), strlen(ks));
 	trace_writer__maps(b->w, 1000, 7, maps1, strlen(maps1), "abc /bin/a\n", 11);
 	trace_writer__maps(b->w, 5000, 7, maps2, strlen(maps2), NULL, 0);
 	trace_writer__add_name(b->w, 7, 7, "main");
@@ -366,7 +367,7 @@ static void many_flushes(void)
 		if (i % 250 == 249)
 			trace_writer__flush(b.w);
 		if (i == 50000)
-			trace_writer__section_zstd(b.w, SEC_KALLSYMS, ks, sizeof(ks) - 1);
+			trace_writer__section_zstd_give(b.w, SEC_KALLSYMS, xstrdup(ks), sizeof(ks) - 1);
 	}
 	trace_writer__flush(b.w);
 	bytes = trace_writer__bytes(b.w);
