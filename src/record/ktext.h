@@ -35,8 +35,8 @@ struct ktext_async {
 	void *scan_arg;
 	char *text;
 	size_t len;
-	int err;	     /* errno of a failed read */
-	volatile int done;   /* the thread has finished (atomic) */
+	int err;	   /* errno of a failed read */
+	volatile int done; /* the thread has finished (atomic) */
 };
 
 /* Starts the read; the text is read at once, in the caller, when no thread can start.
