@@ -966,12 +966,17 @@ static void progress(struct recorder *r, uint64_t now, uint64_t *last_ns, uint64
 	*last_events = ev;
 }
 
+#define TARGET_GONE (-2) /* target_fds: seen gone, its pidfd closed */
+
 /* Whether target i has exited: its pidfd readable (opened at the first look; as for
  * process_gone, a zombie leader whose other threads run on has not), else /proc, where a
- * look costs an open, a read and a close every 50 ms. */
+ * look costs an open, a read and a close every 50 ms. A target seen gone stays so, its
+ * pidfd closed: a server that forks per connection makes thousands of targets, and only
+ * those up to the first alive are looked at. */
 static bool target_gone(struct recorder *r, size_t i)
 {
 	struct pollfd p = {.events = POLLIN};
+	bool gone;
 
 	while (r->nr_target_fds <= i) {
 		xgrow((void **)&r->target_fds, &r->cap_target_fds, r->nr_target_fds + 1,
@@ -981,7 +986,15 @@ static bool target_gone(struct recorder *r, size_t i)
 		r->nr_target_fds++;
 	}
 	p.fd = r->target_fds[i];
-	return p.fd < 0 ? process_gone(r->targets[i]) : poll(&p, 1, 0) > 0;
+	if (p.fd == TARGET_GONE)
+		return true;
+	gone = p.fd < 0 ? process_gone(r->targets[i]) : poll(&p, 1, 0) > 0;
+	if (gone) {
+		if (p.fd >= 0)
+			close(p.fd);
+		r->target_fds[i] = TARGET_GONE;
+	}
+	return gone;
 }
 
 static bool targets_alive(struct recorder *r)
