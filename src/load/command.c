@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <poll.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -83,7 +82,7 @@ static void sleep_ms(long ms)
  * server being measured (srvscope model's --load). */
 static bool wait_end(pid_t pid, uint64_t until_ns)
 {
-	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	int fd = pidfd_of(pid);
 	bool ended = false;
 
 	for (;;) {

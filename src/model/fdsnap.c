@@ -23,9 +23,6 @@
 #include "trace/u64map.h"
 #include "util/util.h"
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
 #ifndef SYS_pidfd_getfd
 #define SYS_pidfd_getfd 438
 #endif
@@ -267,7 +264,7 @@ int model_fds__snapshot(pid_t pid, struct model_fds *out)
 				continue;
 			}
 			if (pidfd < 0)
-				pidfd = (int)syscall(SYS_pidfd_open, pids[i], 0);
+				pidfd = pidfd_of(pids[i]);
 			e->reuseport = reuseport_of(pidfd, e->fd);
 			u64map__put(&reuse, e->inode, (uint64_t)(e->reuseport + 1));
 		}

@@ -20,10 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -981,8 +977,7 @@ static bool target_gone(struct recorder *r, size_t i)
 	while (r->nr_target_fds <= i) {
 		xgrow((void **)&r->target_fds, &r->cap_target_fds, r->nr_target_fds + 1,
 		      sizeof(*r->target_fds));
-		r->target_fds[r->nr_target_fds] =
-			(int)syscall(SYS_pidfd_open, r->targets[r->nr_target_fds], 0);
+		r->target_fds[r->nr_target_fds] = pidfd_of(r->targets[r->nr_target_fds]);
 		r->nr_target_fds++;
 	}
 	p.fd = r->target_fds[i];

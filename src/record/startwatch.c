@@ -4,7 +4,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,7 +53,7 @@ void startwatch__begin(struct startwatch *w, const pid_t *pids, size_t nr)
 		return;
 	w->fds = xcalloc(nr, sizeof(*w->fds));
 	for (i = 0; i < nr; i++) {
-		w->fds[i] = (int)syscall(SYS_pidfd_open, pids[i], 0);
+		w->fds[i] = pidfd_of(pids[i]);
 		if (w->fds[i] < 0 && errno != ESRCH) { /* no pidfds: no watch */
 			while (i)
 				close(w->fds[--i]);

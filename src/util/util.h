@@ -72,6 +72,9 @@ static inline uint64_t fnv1a_str(const char *s, uint64_t h)
 	return h;
 }
 
+/* A pidfd of process pid (pidfd_open, close-on-exec), or -1 with errno (ESRCH: gone;
+ * ENOSYS: Linux before 5.3). */
+int pidfd_of(pid_t pid);
 uint64_t now_ns(void);		/* CLOCK_MONOTONIC */
 uint64_t now_realtime_ns(void); /* CLOCK_REALTIME */
 uint64_t thread_cpu_ns(void);	/* CLOCK_THREAD_CPUTIME_ID: the calling thread's CPU time */
