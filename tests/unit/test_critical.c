@@ -278,6 +278,14 @@ static void host_open(struct tb *b, const char *id, uint32_t tid, const char *co
 	tb_switch(b, ts, 0, 0, 0, tid, tid, -1, -1, 0, 0);
 }
 
+/* tid woken at ts from a NET_RX softirq (as a received packet wakes its reader), then
+ * switched in at run. */
+static void rx_woken(struct tb *b, uint64_t ts, uint64_t run, uint32_t tid)
+{
+	tb_waking_irq(b, ts, tid, tid, WAKE_SOFTIRQ, 3, 0, 0);
+	tb_switch(b, run, 0, 0, 0, tid, tid, -1, -1, 0, 0);
+}
+
 /* Two packets handled by the softirq run that woke server S: the last one came from the
  * client's softirq (a chain that ends there), the one before from client thread C. The
  * path takes the one that explains the wait: C's send, then C's work. */
@@ -300,8 +308,7 @@ static void longest_explained_test(void)
 	tb_switch(&y, 100, S, S, 1, 0, 0, 43, 3, 0, 0); /* accept */
 	net(&y, 990, false, 0, 0, 7, 1, 5000, 80);
 	net(&y, 995, false, 0, 0, 7, 2, 5000, 80);
-	tb_waking_irq(&y, 1000, S, S, WAKE_SOFTIRQ, 3, 0, 0);
-	tb_switch(&y, 1010, 0, 0, 0, S, S, -1, -1, 0, 0);
+	rx_woken(&y, 1000, 1010, S);
 	net(&y, 1100, true, S, 0, 0, 3, 80, 5000);
 	if (!two_hosts_build(&y, t, &g, ""))
 		return;
@@ -339,14 +346,12 @@ static void sent_then_preempted_test(void)
 	tb_switch(&x, 650, 0, 0, 0, CL, CL, -1, -1, 0, 0);
 	tb_switch(&x, 700, CL, CL, 1, 0, 0, 0, 3, 0, 0); /* read() */
 	net(&x, 1150, false, 0, 0, 4, 3, 80, 5000);	 /* the answer */
-	tb_waking_irq(&x, 1155, CL, CL, WAKE_SOFTIRQ, 3, 0, 0);
-	tb_switch(&x, 1160, 0, 0, 0, CL, CL, -1, -1, 0, 0);
+	rx_woken(&x, 1155, 1160, CL);
 	t[0] = tb_read(&x, 2000);
 	host_open(&y, "y", S, "server", 60);
 	tb_switch(&y, 100, S, S, 1, 0, 0, 0, 3, 0, 0);
 	net(&y, 990, false, 0, 0, 7, 1, 5000, 80);
-	tb_waking_irq(&y, 1000, S, S, WAKE_SOFTIRQ, 3, 0, 0);
-	tb_switch(&y, 1010, 0, 0, 0, S, S, -1, -1, 0, 0);
+	rx_woken(&y, 1000, 1010, S);
 	net(&y, 1100, true, S, 0, 0, 3, 80, 5000);
 	if (!two_hosts_build(&y, t, &g, ""))
 		return;
@@ -387,18 +392,15 @@ static void woken_meanwhile_test(void)
 	net(&x, 500, true, CL, 0, 0, 2, 5000, 80); /* the request */
 	tb_switch(&x, 700, CL, CL, 1, 0, 0, 0, 3, 0, 0);
 	net(&x, 1590, false, 0, 0, 4, 3, 80, 5000); /* the answer */
-	tb_waking_irq(&x, 1595, CL, CL, WAKE_SOFTIRQ, 3, 0, 0);
-	tb_switch(&x, 1600, 0, 0, 0, CL, CL, -1, -1, 0, 0);
+	rx_woken(&x, 1595, 1600, CL);
 	t[0] = tb_read(&x, 2000);
 	host_open(&y, "y", S, "server", 60);
 	tb_switch(&y, 100, S, S, 1, 0, 0, 0, 3, 0, 0);
 	net(&y, 750, false, 0, 0, 7, 1, 5000, 80);
-	tb_waking_irq(&y, 755, S, S, WAKE_SOFTIRQ, 3, 0, 0);
-	tb_switch(&y, 760, 0, 0, 0, S, S, -1, -1, 0, 0);
+	rx_woken(&y, 755, 760, S);
 	tb_switch(&y, 800, S, S, 1, 0, 0, 0, 3, 0, 0);
 	net(&y, 990, false, 0, 0, 7, 2, 5000, 80);
-	tb_waking_irq(&y, 1000, S, S, WAKE_SOFTIRQ, 3, 0, 0);
-	tb_switch(&y, 1010, 0, 0, 0, S, S, -1, -1, 0, 0);
+	rx_woken(&y, 1000, 1010, S);
 	net(&y, 1100, true, S, 0, 0, 3, 80, 5000);
 	if (!two_hosts_build(&y, t, &g, "woken meanwhile: "))
 		return;
@@ -471,8 +473,7 @@ static void ipv6_test(void)
 	net6(&x, 530, true, CL, 0, 0, 5, c_port, s_port, a, b6, false);
 	tb_switch(&x, 600, CL, CL, 1, 0, 0, 0, 3, 0, 0);		/* read */
 	net6(&x, 1150, false, 0, 0, 4, 3, s_port, c_port, b6, a, true); /* the answer */
-	tb_waking_irq(&x, 1160, CL, CL, WAKE_SOFTIRQ, 3, 0, 0);
-	tb_switch(&x, 1170, 0, 0, 0, CL, CL, -1, -1, 0, 0);
+	rx_woken(&x, 1160, 1170, CL);
 	t[0] = tb_read(&x, 2000);
 	host_open(&y, "y", S, "server", 60);	       /* the server */
 	tb_switch(&y, 100, S, S, 1, 0, 0, 0, 3, 0, 0); /* read */
@@ -483,8 +484,7 @@ static void ipv6_test(void)
 	r.net.saddr = fold6(a);
 	r.net.daddr = fold6(b6);
 	trace_writer__add_event(y.w, &r);
-	tb_waking_irq(&y, 1000, S, S, WAKE_SOFTIRQ, 3, 0, 0);
-	tb_switch(&y, 1010, 0, 0, 0, S, S, -1, -1, 0, 0);
+	rx_woken(&y, 1000, 1010, S);
 	net6(&y, 1100, true, S, 0, 0, 3, s_port, c_port, b6, a, true);
 	tb_switch(&y, 1120, S, S, 1, 0, 0, 0, 3, 0, 0);
 	if (!two_hosts_build(&y, t, &g, "ipv6: "))
