@@ -43,9 +43,14 @@ def block(comm, syscall, t0):
     assert bs, "%s has no %s block" % (comm, syscall)
     return min(bs, key=lambda b: abs(d["trace_start_ns"] + b["start_ns"] - t0))
 
+info = ""
+
 def check(what, cond):
+    """A wrong one on stderr too, with its block's line: prove shows stderr."""
     global fails
     print(("# fine: " if cond else "# WRONG: ") + what)
+    if not cond:
+        print("# WRONG: %s\n%s" % (what, info), file=sys.stderr)
     fails += not cond
 
 for comm, syscall, name, lo, hi in (
@@ -58,8 +63,9 @@ for comm, syscall, name, lo, hi in (
     if name == "accept":
         c0 = seen["connect"][0]
         lo, hi = c0 - t0 + 3 * D - 2e6, c0 - t0 + 3 * D + 25e6
-    print("# %s %s: blocked %.3f ms, the program saw %.3f ms, expected %.1f..%.1f ms, woken by %s" %
-          (comm, syscall, dur / 1e6, (t1 - t0) / 1e6, lo / 1e6, hi / 1e6, b["wakeup"]))
+    info = ("# %s %s: blocked %.3f ms, the program saw %.3f ms, expected %.1f..%.1f ms, woken by %s" %
+            (comm, syscall, dur / 1e6, (t1 - t0) / 1e6, lo / 1e6, hi / 1e6, b["wakeup"]))
+    print(info)
     check("%s %s lasts what the delay implies" % (comm, syscall), lo <= dur <= hi)
     check("%s %s matches what the program measured (3 ms)" % (comm, syscall), abs(dur - (t1 - t0)) < 3e6)
     check("%s %s is woken by the NET_RX softirq" % (comm, syscall),
