@@ -23,9 +23,6 @@ ok $? "two namespaces joined by a ${D} ms delay line"
 ok $? "a warm-up exchange goes through"
 
 f="$TMP/tcp.trace"
-"$SRVSCOPE" record -o "$f" -- "$FIXTURES/rec_tcp" $B 10.199.0.2 $A 18766 >"$TMP/out" 2>"$TMP/err"
-ok $? "record the server and client"
-sed 's/^/# /' "$TMP/out"
 
 cat >"$TMP/check.py" <<'PY'
 import json, sys
@@ -44,6 +41,7 @@ def block(comm, syscall, t0):
     return min(bs, key=lambda b: abs(d["trace_start_ns"] + b["start_ns"] - t0))
 
 info = ""
+windows = []
 
 def check(what, cond):
     """A wrong one on stderr too, with its block's line: prove shows stderr."""
@@ -66,46 +64,63 @@ for comm, syscall, name, lo, hi in (
     info = ("# %s %s: blocked %.3f ms, the program saw %.3f ms, expected %.1f..%.1f ms, woken by %s" %
             (comm, syscall, dur / 1e6, (t1 - t0) / 1e6, lo / 1e6, hi / 1e6, b["wakeup"]))
     print(info)
+    windows.append((name, lo, hi))
     check("%s %s lasts what the delay implies" % (comm, syscall), lo <= dur <= hi)
     check("%s %s matches what the program measured (3 ms)" % (comm, syscall), abs(dur - (t1 - t0)) < 3e6)
     check("%s %s is woken by the NET_RX softirq" % (comm, syscall),
           b["wakeup"]["kind"] == "softirq" and b["wakeup"]["detail"] == "NET_RX")
     desc = b["fd_desc"] or ""
-    want = "(listening)" if name == "accept" else "-> 10.199.0.2:18766"
+    want = "(listening)" if name == "accept" else "-> 10.199.0.2:" + sys.argv[4]
     check("%s %s's fd is described (%s)" % (comm, syscall, desc), want in desc)
+# The program's own times outside the window: the line itself was late (a loaded machine
+# once held a handshake 96 ms), not a question of srvscope's: 2 asks for another exchange.
+late = [n for n, lo, hi in windows if not lo <= seen[n][1] - seen[n][0] <= hi]
+if late and fails:
+    print("# the delay line was late for %s: the program itself saw it" % " ".join(late),
+          file=sys.stderr)
+    sys.exit(2)
 sys.exit(1 if fails else 0)
 PY
-"$SRVSCOPE" blocking --format=json "$f" >"$TMP/b.json"
-ok $? "blocking --format=json"
-python3 "$TMP/check.py" "$TMP/b.json" "$TMP/out" "$D"
-ok $? "accept, connect and read waits match the delay line, woken by NET_RX"
+# record_checked PORT NAME [VAR=VALUE...]: records an exchange on PORT (under those
+# variables), checks its waits against the delay line; once more on another port if the
+# line was late by the program's own clock.
+record_checked() {
+	local port=$1 name=$2 try rc
+	shift 2
+	for try in 1 2; do
+		env "$@" "$SRVSCOPE" record -o "$f.$port" -- "$FIXTURES/rec_tcp" $B 10.199.0.2 $A $port \
+			>"$TMP/out" 2>"$TMP/err" || return 1
+		sed 's/^/# /' "$TMP/out"
+		"$SRVSCOPE" blocking --format=json "$f.$port" >"$TMP/b.json" || return 1
+		python3 "$TMP/check.py" "$TMP/b.json" "$TMP/out" "$D" "$port"
+		rc=$?
+		[ $rc = 2 ] && [ $try = 1 ] || break
+		diag "$name: the delay line itself was late; once more"
+		port=$((port + 10))
+	done
+	last="$f.$port"
+	return $rc
+}
 
-text=$("$SRVSCOPE" blocking --comm tcpserver "$f")
-like "$text" "accept +[0-9]+ tcp 0\.0\.0\.0:18766 \(listening\) +SOFTIRQ NET_RX" \
+record_checked 18766 default
+ok $? "recorded; accept, connect and read waits match the delay line, woken by NET_RX"
+
+text=$("$SRVSCOPE" blocking --comm tcpserver "$last")
+like "$text" "accept +[0-9]+ tcp 0\.0\.0\.0:[0-9]+ \(listening\) +SOFTIRQ NET_RX" \
 	"the text report reads like seed 002's: accept ... SOFTIRQ"
 
 # The vector of a softirq waker comes from its kernel stack (the action function it passes,
 # net_rx_action), so that softirq_entry can be left off once each CPU's preempt count is
 # found: with every vector taken from the stacks from the start, the waits are woken as
 # before.
-SRVSCOPE_SOFTIRQ_FROM_STACK=1 "$SRVSCOPE" record -o "$f.s" -- "$FIXTURES/rec_tcp" $B 10.199.0.2 $A 18768 \
-	>"$TMP/out" 2>"$TMP/err"
-ok $? "record with every softirq vector from the stacks"
-"$SRVSCOPE" blocking --format=json "$f.s" >"$TMP/b.json"
-sed 's/18766/18768/' "$TMP/check.py" >"$TMP/check_s.py"
-python3 "$TMP/check_s.py" "$TMP/b.json" "$TMP/out" "$D"
-ok $? "... and the waits are still woken by NET_RX"
+record_checked 18768 from-stack SRVSCOPE_SOFTIRQ_FROM_STACK=1
+ok $? "record with every softirq vector from the stacks: the waits are still woken by NET_RX"
 
 # Whether a softirq runs is read from the kernel's preempt count, at an address found from
 # the BTF. A wrong one (as on a kernel whose layout the BTF misdescribed) fails the check at
 # the first softirq: softirq_exit is attached instead, and the waits are woken as before.
-SRVSCOPE_PREEMPT_COUNT_OFF=8 "$SRVSCOPE" record -o "$f.2" -- "$FIXTURES/rec_tcp" $B 10.199.0.2 $A 18767 \
-	>"$TMP/out" 2>"$TMP/err"
-ok $? "record with a wrong preempt count address"
+record_checked 18767 wrong-pc SRVSCOPE_PREEMPT_COUNT_OFF=8
+ok $? "record with a wrong preempt count address: the waits are still woken by NET_RX"
 like "$(cat "$TMP/err")" "preempt count could not be read: softirqs are followed by their exits" \
 	"... says it follows softirqs by their exits"
-"$SRVSCOPE" blocking --format=json "$f.2" >"$TMP/b.json"
-sed -i 's/18766/18767/' "$TMP/check.py"
-python3 "$TMP/check.py" "$TMP/b.json" "$TMP/out" "$D"
-ok $? "... and the waits are still woken by NET_RX"
 done_testing
