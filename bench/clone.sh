@@ -3,14 +3,14 @@
 # beside its srvscope clone, in one run on one machine, under the same built-in load:
 # p50 latency at a fixed rate (the model's, or RATE), CPU per request (the whole process
 # tree's CPU time from /proc/PID/task/*/schedstat over the fixed-rate run), peak throughput (closed
-# loop). Original and
-# clone take turns, ROUNDS times (medians), so a busy machine weighs on both alike; the
-# order swaps every round, and the ratios are printed twice: of the medians, and "paired",
-# the median of each round's clone/original.
+# loop). ROUNDS rounds (medians): in each, the fixed-rate loads on original and clone at
+# once (both see the same machine; TURNS=1: in turns), then the peaks in turns, the order
+# swapped every round, so a busy machine weighs on both alike; the ratios are printed
+# twice: of the medians, and "paired", the median of each round's clone/original.
 # The clones are of tests/fixtures/models/*.json (written from these servers), or of
 # models made here by `srvscope model` when srvscope has it (MODEL=fixture forces the
 # former). Prints the table and the clone/original ratios (goal: 0.85 to 1.15).
-#   ROUNDS=3 SECS=3 [CONNS=N] [RATE=R] [RATES="R1 R2 ..."] [SERVERS="memcached redis nginx"] [VERBOSE=1] bench/clone.sh
+#   ROUNDS=3 SECS=3 [TURNS=1] [CONNS=N] [RATE=R] [RATES="R1 R2 ..."] [SERVERS="memcached redis nginx"] [VERBOSE=1] bench/clone.sh
 # (the load: the model's last run's connections and rate, the load its CPU per request was
 # measured under without the recorder, unless CONNS and RATE say otherwise)
 # (RATES: the models' runs at those rates, CONNS (8) connections, 2 s each, instead of the
@@ -94,28 +94,45 @@ start_original() { # NAME PORT: sets ROOT
 
 url() { case $1 in memcached) echo "memcached://127.0.0.1:$2" ;; redis) echo "redis://127.0.0.1:$2" ;; nginx) echo "http://127.0.0.1:$2/" ;; esac; }
 
-# measure WHO ROOT URL RATE: one round, appends "peak p50 cpu_us" to $OUT/WHO (a load
-# that outlives its duration by 10 s is killed: one was seen to spin after its end). The fixed
-# rate first: a clone calibrates its work per request on its first few thousand
-# requests, under the load its model was taken with.
-measure() {
-	local out c0 c1 n peak p50
-	ROOT=$2
-	[ -n "${VERBOSE:-}" ] && threads_snap "$2" "$OUT/snap0"
-	c0=$(tree_cpu "$2")
-	out=$(timeout -k 2 $((SECS + 10)) "$SRVSCOPE" load "$3" -c "$conns" -r "$4" -d "$SECS" 2>&1)
+# fixed_start WHO ROOT URL RATE: the fixed-rate load on one server, in the background
+# (a load that outlives its duration by 10 s is killed: one was seen to spin after its end);
+# fixed_end WHO ROOT: waits for it, appends "p50 cpu_us" to $OUT/WHO.fixed. A clone
+# calibrates its work per request on its first few thousand requests, under the load its
+# model was taken with: the fixed rate comes first in a round.
+fixed_start() {
+	[ -n "${VERBOSE:-}" ] && threads_snap "$2" "$OUT/$1.snap0"
+	tree_cpu "$2" >"$OUT/$1.c0"
+	timeout -k 2 $((SECS + 10)) "$SRVSCOPE" load "$3" -c "$conns" -r "$4" -d "$SECS" >"$OUT/$1.load" 2>&1 &
+	eval "load_$(echo "$1" | tr . _)=$!"
+}
+fixed_end() {
+	local c0 c1 n p50 v="load_$(echo "$1" | tr . _)"
+	wait "${!v}"
 	c1=$(tree_cpu "$2")
-	n=$(echo "$out" | sed -n 's/^\([0-9]*\) req in.*/\1/p')
+	c0=$(cat "$OUT/$1.c0")
+	n=$(sed -n 's/^\([0-9]*\) req in.*/\1/p' "$OUT/$1.load")
 	if [ -n "${VERBOSE:-}" ] && [ "${n:-0}" -gt 0 ]; then
-		threads_snap "$2" "$OUT/snap1"
-		echo "$1: $(by_comm "$OUT/snap0" "$OUT/snap1" "$n")" >>"$OUT/threads"
+		threads_snap "$2" "$OUT/$1.snap1"
+		echo "$1: $(by_comm "$OUT/$1.snap0" "$OUT/$1.snap1" "$n")" >>"$OUT/threads"
 	fi
-	p50=$(echo "$out" | sed -n 's/.* p50 \([0-9.]*\) .*/\1/p')
-	out=$(timeout -k 2 $((SECS + 10)) "$SRVSCOPE" load "$3" -c "$conns" -r 0 -d "$SECS" 2>&1)
-	peak=$(echo "$out" | sed -n 's/.* s, \([0-9.]*\) req\/s.*/\1/p')
-	[ -n "$peak" ] && [ -n "$p50" ] && [ "${n:-0}" -gt 0 ] ||
-		{ echo "clone.sh: the load on $1 failed: $out" >&2; exit 1; }
-	echo "$peak $p50 $(awk -v t=$((c1 - c0)) -v n="$n" 'BEGIN {printf "%.1f", t / 1e3 / n}')" >>"$OUT/$1"
+	p50=$(sed -n 's/.* p50 \([0-9.]*\) .*/\1/p' "$OUT/$1.load")
+	[ -n "$p50" ] && [ "${n:-0}" -gt 0 ] ||
+		{ echo "clone.sh: the load on $1 failed: $(cat "$OUT/$1.load")" >&2; exit 1; }
+	echo "$p50 $(awk -v t=$((c1 - c0)) -v n="$n" 'BEGIN {printf "%.1f", t / 1e3 / n}')" >>"$OUT/$1.fixed"
+}
+# peak WHO URL: the closed-loop load alone, appends its req/s to $OUT/WHO.peak
+peak() {
+	local out p
+	out=$(timeout -k 2 $((SECS + 10)) "$SRVSCOPE" load "$2" -c "$conns" -r 0 -d "$SECS" 2>&1)
+	p=$(echo "$out" | sed -n 's/.* s, \([0-9.]*\) req\/s.*/\1/p')
+	[ -n "$p" ] || { echo "clone.sh: the load on $1 failed: $out" >&2; exit 1; }
+	echo "$p" >>"$OUT/$1.peak"
+}
+# measure WHO ROOT URL RATE: one round of one server alone (TURNS=1): fixed rate, then peak
+measure() {
+	fixed_start "$1" "$2" "$3" "$4"
+	fixed_end "$1" "$2"
+	peak "$1" "$3"
 }
 
 if [ -n "${QOS:-}" ]; then
@@ -153,17 +170,35 @@ for s in $SERVERS; do
 	rates="$rates $s:$rate"
 	conns=${CONNS:-$mconns}
 	conns_used="$conns_used $s:$conns"
-	: >"$OUT/o.$s"; : >"$OUT/c.$s"
-	# in turns, the order swapped every round (original first, then clone first, ...): a
-	# machine getting busier or quieter over the rounds weighs on both alike
+	: >"$OUT/o.$s.fixed"; : >"$OUT/c.$s.fixed"; : >"$OUT/o.$s.peak"; : >"$OUT/c.$s.peak"
+	# By default the fixed-rate loads run on both at once (each server's load at the rate,
+	# 2000 req/s: a few per cent of a CPU each), so both see the same machine: in turns, on
+	# this VM, an original's CPU per request went from 20 to 39 us between two rounds of
+	# one run, its clone's staying at 23 to 25. The peaks cannot share the machine: in turns,
+	# the order swapped every round (original first, then clone first, ...), so that a
+	# machine getting busier or quieter over the rounds weighs on both alike. TURNS=1:
+	# the fixed-rate loads in turns too.
 	for r in $(seq "$ROUNDS"); do
-		if [ $((r % 2)) = 1 ]; then
+		if [ -z "${TURNS:-}" ]; then
+			fixed_start "o.$s" "$orig" "$(url "$s" "$op")" "$rate"
+			fixed_start "c.$s" "$clone" "$(url "$s" "$cp_")" "$rate"
+			fixed_end "o.$s" "$orig"
+			fixed_end "c.$s" "$clone"
+			if [ $((r % 2)) = 1 ]; then
+				peak "o.$s" "$(url "$s" "$op")"; peak "c.$s" "$(url "$s" "$cp_")"
+			else
+				peak "c.$s" "$(url "$s" "$cp_")"; peak "o.$s" "$(url "$s" "$op")"
+			fi
+		elif [ $((r % 2)) = 1 ]; then
 			measure "o.$s" "$orig" "$(url "$s" "$op")" "$rate"
 			measure "c.$s" "$clone" "$(url "$s" "$cp_")" "$rate"
 		else
 			measure "c.$s" "$clone" "$(url "$s" "$cp_")" "$rate"
 			measure "o.$s" "$orig" "$(url "$s" "$op")" "$rate"
 		fi
+	done
+	for who in o c; do # "peak p50 cpu_us" a round
+		paste -d' ' "$OUT/$who.$s.peak" "$OUT/$who.$s.fixed" >"$OUT/$who.$s"
 	done
 	if [ -n "${VERBOSE:-}" ]; then # every round, and the model's CPU per request unrecorded
 		paste "$OUT/o.$s" "$OUT/c.$s" | sed "s/^/$s rounds (original | clone): /" >&2
@@ -195,4 +230,4 @@ for c in json.load(open(sys.argv[1]))["clusters"]:
 	kill "$clone"; wait "$clone" 2>/dev/null
 	kill "$orig"; wait "$orig" 2>/dev/null
 done
-echo "(medians of $ROUNDS rounds taken in turn; connections:$conns_used; p50 and CPU at the model's rate (req/s:$rates); peak closed loop; $SECS s each; models: $use_model${RATES:+ (runs at $RATES req/s)}; load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end${QOS:+; CPUs kept out of idle states})"
+echo "(medians of $ROUNDS rounds; fixed rate ${TURNS:+in turns}${TURNS:-on both at once}, peaks in turns; connections:$conns_used; p50 and CPU at the model's rate (req/s:$rates); peak closed loop; $SECS s each; models: $use_model${RATES:+ (runs at $RATES req/s)}; load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end${QOS:+; CPUs kept out of idle states})"
