@@ -13,8 +13,15 @@
 # PARTS_SETS="name:ITEMS ..." runs only those sets (e.g. "all: no-syscalls:syscalls=0").
 # FLOOR=1: a third mode each round, the model's recording with every program attached and
 # returning at once (SRVSCOPE_RECORD_FLOOR=1): the share of the cost no program can save.
-# Usage (root): [FLOOR=1] bench/model.sh [--parts] [ROUNDS [GETS_PER_CONNECTION]]
+# STEADY=1: the throughput side by side in record-overhead.sh's steady way instead (one
+# memcslap load all along, memcached's own counters, each segment under the model's
+# recording paired with the unrecorded ones on either side: the machine's drift cancels):
+# bench/record-overhead.sh with the modes none and srvscope-model, ROUNDS rounds.
+# Usage (root): [FLOOR=1] [STEADY=1 [SEG=S]] bench/model.sh [--parts] [ROUNDS [GETS_PER_CONNECTION]]
 set -u
+if [ -n "${STEADY:-}" ] && [ "${1:-}" != --parts ]; then
+	MODES="none srvscope-model" exec "$(dirname "$0")/record-overhead.sh" "$@"
+fi
 PARTS=""
 if [ "${1:-}" = --parts ]; then
 	PARTS=1

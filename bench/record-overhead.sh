@@ -30,7 +30,9 @@
 # SRVSCOPE_RECORD_NO_WAKERS) and srvscope-empty-nowakers (those left, returning at once);
 # srvscope-empty-noipi, -nowake and -noirq: every program returning at once but those of one
 # group left unloaded (SRVSCOPE_RECORD_OFF): the IPI vectors' entries and exits, sched_waking
-# and sched_wakeup, the interrupts' and timers' entries and exits.
+# and sched_wakeup, the interrupts' and timers' entries and exits; srvscope-model, what
+# 'srvscope model -p' records (one run, its load a sleep, so the recorded segment is under
+# the steady load; stopped as the others, its analysis waited for; bench/model.sh STEADY=1).
 # Usage (root): [MODES=...] [PIN=1] [FLOOR=1] [CLIENT_NETNS=1] [STEADY=1 [SEG=S]] bench/record-overhead.sh [ROUNDS [GETS_PER_CONNECTION]]
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -154,6 +156,18 @@ start_recorder() { # MODE
 			--force -o "$OUT/srvscope.trace" --progress 2>"$OUT/srvscope.err" &
 		REC=$!
 		wait_for "$OUT/srvscope.err" "recording" || echo "# srvscope record did not start" >&2
+		;;
+	srvscope-model)
+		# what 'srvscope model' records (every syscall with its arguments in sampled
+		# windows, switches with stacks, on-CPU samples: docs/model.md), over one run
+		# whose load is a sleep: the steady load is the server's; the run's command
+		# says when the recording has begun
+		rm -f "$OUT/model.json" "$OUT/model.go"
+		$RECORDER_CPU "$SRVSCOPE" model -p "$MC" --conns 8 -o "$OUT/model.json" \
+			--load "echo recording >'$OUT/model.go'; exec sleep $((${SEG:-3} + 60))" \
+			>/dev/null 2>"$OUT/srvscope.err" &
+		REC=$!
+		wait_for "$OUT/model.go" "recording" || echo "# srvscope model did not start" >&2
 		;;
 	perf-trace)
 		$RECORDER_CPU perf trace -p "$MC" -o "$OUT/perf-trace.txt" 2>"$OUT/perf-trace.err" &
@@ -296,6 +310,8 @@ cpu_cost() { # MODE: the CPU srvscope takes (BPF programs and recorder) during o
 		printf "%s CPU during a %.1f s load: BPF programs %.0f ms, recorder process %.0f ms: %.2f %% of %d CPUs\n",
 			m, w / 1e9, b / 1e6, us / 1e6, 100 * (b + us) / (w * n), n }'
 }
-cpu_cost srvscope
-cpu_cost srvscope-net
+# (not srvscope-model: its programs are loaded per run, after this sees the ones there)
+for m in srvscope srvscope-net; do
+	has $m && cpu_cost $m
+done
 sysctl -qw kernel.bpf_stats_enabled="$old_stats"
