@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "record/ktext.h"
+#include "trace/trace.h"
 #include "util/util.h"
 
 uint64_t ktext__line_addr(const char *p, const char *end)
@@ -97,32 +98,64 @@ char *ktext__read(size_t *len)
 	return read_text(len, NULL, NULL);
 }
 
-static void *read_thread(void *arg)
+/* The text as a zstd frame, at the idle priority unless it is awaited: a wait that comes
+ * after the thread lowered itself finds it lowered (ktext__take raises it again); one that
+ * comes between its check and its lowering is seen by the second check. */
+static void pack_text(struct ktext_async *a, bool own_thread)
 {
-	struct ktext_async *a = arg;
+	struct sched_param param = {0};
+	size_t n;
+	char *z;
+
+	if (own_thread && !a->idle && !__atomic_load_n(&a->hurry, __ATOMIC_SEQ_CST)) {
+		pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
+		if (__atomic_load_n(&a->hurry, __ATOMIC_SEQ_CST))
+			pthread_setschedparam(pthread_self(), SCHED_OTHER, &param);
+	}
+	z = trace__zstd_pack(a->text, a->len, &n);
+	if (!z)
+		return;
+	free(a->text);
+	a->text = z;
+	a->len = n;
+	a->packed = true;
+}
+
+/* own_thread: in the thread of its own; else in the caller, whose priority stays. */
+static void read_all(struct ktext_async *a, bool own_thread)
+{
 	struct sched_param idle = {0};
 
 	/* A wait for the text puts the thread back among the others first (ktext__take). */
-	if (a->idle)
+	if (own_thread && a->idle)
 		pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
 	a->text = ktext__read(&a->len);
 	a->err = a->text ? 0 : errno;
 	if (a->text && a->scan)
 		a->scan(a->scan_arg, a->text, a->len);
+	if (a->text && a->pack)
+		pack_text(a, own_thread);
 	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
+}
+
+static void *read_thread(void *arg)
+{
+	read_all(arg, true);
 	return NULL;
 }
 
 void ktext__read_async(struct ktext_async *a, bool idle,
-		       void (*scan)(void *arg, const char *text, size_t len), void *scan_arg)
+		       void (*scan)(void *arg, const char *text, size_t len), void *scan_arg,
+		       bool pack)
 {
 	memset(a, 0, sizeof(*a));
 	a->idle = idle;
+	a->pack = pack;
 	a->scan = scan;
 	a->scan_arg = scan_arg;
 	a->started = !pthread_create(&a->thread, NULL, read_thread, a);
 	if (!a->started)
-		read_thread(a);
+		read_all(a, false);
 }
 
 char *ktext__take(struct ktext_async *a, bool wait, size_t *len)
@@ -132,7 +165,8 @@ char *ktext__take(struct ktext_async *a, bool wait, size_t *len)
 	if (a->taken || (!wait && !__atomic_load_n(&a->done, __ATOMIC_ACQUIRE)))
 		return NULL;
 	/* An idle thread on CPUs kept busy would take minutes (a weight of 3 against 1024). */
-	if (a->started && a->idle && !__atomic_load_n(&a->done, __ATOMIC_ACQUIRE))
+	__atomic_store_n(&a->hurry, 1, __ATOMIC_SEQ_CST);
+	if (a->started && (a->idle || a->pack) && !__atomic_load_n(&a->done, __ATOMIC_ACQUIRE))
 		pthread_setschedparam(a->thread, SCHED_OTHER, &normal);
 	if (a->started)
 		pthread_join(a->thread, NULL);

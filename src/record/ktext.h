@@ -30,16 +30,23 @@ struct ktext_async {
 	pthread_t thread;
 	bool started, taken;
 	bool idle; /* read at the scheduler's idle priority */
+	bool pack; /* the text packed (trace__zstd_pack) by the thread, after the scan */
 	/* run by the thread on the text once read (NULL: none), before it is taken */
 	void (*scan)(void *arg, const char *text, size_t len);
 	void *scan_arg;
-	char *text;
+	char *text;	   /* the text, or once packed its zstd frame */
 	size_t len;
+	bool packed;	   /* text is the zstd frame */
 	int err;	   /* errno of a failed read */
 	volatile int done; /* the thread has finished (atomic) */
+	int hurry;	   /* the text is awaited: the thread keeps the normal priority (atomic) */
 };
 
 /* Starts the read; the text is read at once, in the caller, when no thread can start.
+ * pack: the thread then compresses it for the trace (trace__zstd_pack), at the idle
+ * priority whatever idle says: nothing waits for that before the recording's end, and on
+ * the VM it was 18 to 70 ms of the recorder's first second (fresh pages), beside the
+ * server, for the writer's thread did it.
  * idle: the thread runs only on CPUs nothing else wants (SCHED_IDLE), where the text is not
  * awaited: the kernel's print of 200 thousand symbols costs 60 ms of CPU at the start of
  * each recording, beside the server it watches. scan (with scan_arg): what to find in the
@@ -47,9 +54,11 @@ struct ktext_async {
  * to read it in that thread, 2.5 ms after a copy of it there: on a VM, another thread's
  * first reads of 5 MB cost). */
 void ktext__read_async(struct ktext_async *a, bool idle,
-		       void (*scan)(void *arg, const char *text, size_t len), void *scan_arg);
+		       void (*scan)(void *arg, const char *text, size_t len), void *scan_arg,
+		       bool pack);
 /* The text once read (wait: until it is), the thread joined; NULL with errno when the
- * read failed or (wait false) is not over. Once only: then a->taken. The caller frees it. */
+ * read failed or (wait false) is not over. Once only: then a->taken. The caller frees it.
+ * a->packed: it is a zstd frame of the text, len long. */
 char *ktext__take(struct ktext_async *a, bool wait, size_t *len);
 
 #endif

@@ -442,7 +442,8 @@ static void write_kallsyms(struct recorder *r, bool wait)
 				strerror(errno));
 		return;
 	}
-	err = trace_writer__section_zstd_give(r->w, SEC_KALLSYMS, text, len);
+	err = trace_writer__section_give(r->w, SEC_KALLSYMS, r->ktext.packed ? SECF_ZSTD : 0, text,
+					 len);
 	if (err && !r->err)
 		r->err = err;
 }
@@ -1375,7 +1376,8 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	/* Reading kallsyms takes a fifth of a second: done with events flowing (into the
 	 * ring), not between the trace's start and the attach; by a thread, while the loop
 	 * drains (write_kallsyms); on idle CPUs alone when nothing waits for it. */
-	ktext__read_async(&r.ktext, !record_softirq__wants_text(r.skel), softirq_scan, r.skel);
+	ktext__read_async(&r.ktext, !record_softirq__wants_text(r.skel), softirq_scan, r.skel,
+			  !o->sink);
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);

@@ -141,9 +141,17 @@ void trace_writer__add_fd(struct trace_writer *w, uint64_t ts, uint32_t pid, int
 			  const char *desc);
 /* Writes one section now (after flushing what is buffered). Returns 0 or -errno. */
 int trace_writer__section(struct trace_writer *w, uint16_t type, const void *payload, size_t len);
-/* The same, compressed with zstd (for big text such as kallsyms) by the writer's thread;
- * payload (malloc'd) is given to the writer, which frees it, even on an error: the 5 MB of
- * the kernel's symbols copied into a fresh buffer cost 25 ms of page faults on a VM. */
+/* One section whose payload (malloc'd) is given to the writer, which frees it, even on an
+ * error: the 5 MB of the kernel's symbols copied into a fresh buffer cost 25 ms of page
+ * faults on a VM. flags: SECF_*; SECF_ZSTD: payload is from trace__zstd_pack. */
+int trace_writer__section_give(struct trace_writer *w, uint16_t type, uint16_t flags,
+			       void *payload, size_t len);
+/* content (len bytes) as one zstd frame, malloc'd; NULL when zstd fails. Any thread: the
+ * recorder packs the kernel's symbols in the thread that read them, at the scheduler's
+ * idle priority. */
+void *trace__zstd_pack(const void *content, size_t len, size_t *packed_len);
+/* trace_writer__section_give of content (malloc'd, given) packed here, in the caller's
+ * thread (raw where zstd fails; neither with a sink, which reads no such section). */
 int trace_writer__section_zstd_give(struct trace_writer *w, uint16_t type, void *payload,
 				    size_t len);
 int trace_writer__maps(struct trace_writer *w, uint64_t ts, uint32_t pid, const char *maps,

@@ -11,7 +11,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <libdeflate.h>
-#include <zstd.h>
 
 #include "trace/trace.h"
 #include "trace/writeq.h"
@@ -63,7 +62,7 @@ struct writeq {
 	pthread_cond_t work, room; /* a job queued or the end asked; bytes written */
 	struct wq_job *head, *tail, *spare;
 	int nr_spare;
-	uint64_t queued; /* bytes in the jobs waiting (zstd sections counted whole) */
+	uint64_t queued; /* bytes in the jobs waiting */
 	uint64_t done;	 /* bytes written (the writer thread's alone to change) */
 	bool ending;
 	int err;
@@ -113,7 +112,6 @@ uint64_t writeq__add(struct wq_job *j, uint16_t type, uint16_t flags, int buf, s
 	xgrow((void **)&j->secs, &j->cap_secs, j->nr_secs + 1, sizeof(*j->secs));
 	s = &j->secs[j->nr_secs++];
 	*s = (struct wq_sec){.type = type, .flags = flags, .buf = buf, .off = off, .len = len};
-	s->zstd = false;
 	j->bytes += section_bytes(len);
 	return section_bytes(len);
 }
@@ -155,27 +153,6 @@ static void stream_out(struct writeq *q)
 	sync_file_range(q->fd, (off_t)q->synced, (off_t)(q->done - q->synced),
 			SYNC_FILE_RANGE_WRITE);
 	q->synced = q->done;
-}
-
-void writeq__zstd(struct wq_job *j)
-{
-	j->secs[j->nr_secs - 1].zstd = true;
-}
-
-/* A section's payload compressed with zstd (level 1: the kernel's symbols, 5.4 MB, in 18
- * to 20 ms of CPU where level 3 took 22 to 25, to a file 1 % smaller) into *z (freed by the
- * caller): the section then says so. Left as it is when zstd fails. */
-static const void *zstd_payload(struct wq_sec *s, const void *payload, void **z)
-{
-	size_t cap = ZSTD_compressBound(s->len), n;
-
-	*z = xmalloc(cap);
-	n = ZSTD_compress(*z, cap, payload, s->len, 1);
-	if (ZSTD_isError(n))
-		return payload;
-	s->len = n;
-	s->flags |= SECF_ZSTD;
-	return *z;
 }
 
 static int pwrite_all(int fd, const unsigned char *p, size_t n, uint64_t off)
@@ -275,25 +252,18 @@ static int write_job(struct writeq *q, struct wq_job *j, uint64_t *bytes)
 	size_t nr = j->nr_secs ? j->nr_secs : 1, i;
 	struct trace_section *hdrs = xcalloc(nr, sizeof(*hdrs));
 	struct iovec *iov = xcalloc(3 * nr, sizeof(*iov));
-	void **z = xcalloc(nr, sizeof(*z));
 	int n = 0, err;
 
 	*bytes = 0;
 	for (i = 0; i < j->nr_secs; i++) {
-		struct wq_sec *s = &j->secs[i];
-		const void *p = j->bufs[s->buf].data + s->off;
+		const struct wq_sec *s = &j->secs[i];
 
-		if (s->zstd)
-			p = zstd_payload(s, p, &z[i]);
-		n += section_iov(iov + n, &hdrs[i], s, p);
+		n += section_iov(iov + n, &hdrs[i], s, j->bufs[s->buf].data + s->off);
 		*bytes += section_bytes(s->len);
 	}
 	err = q->dfd >= 0 ? write_direct(q, iov, n) : writeq__write_all(q->fd, iov, n);
 	if (err)
 		*bytes = 0;
-	for (i = 0; i < j->nr_secs; i++)
-		free(z[i]);
-	free(z);
 	free(iov);
 	free(hdrs);
 	return err;

@@ -28,8 +28,7 @@ enum { WQ_EVENTS, WQ_STACKS, WQ_NAMES, WQ_FDS, WQ_ONE, WQ_BUFS };
 
 struct wq_sec {
 	uint16_t type, flags;
-	int buf;   /* WQ_* */
-	bool zstd; /* compressed by the writer thread */
+	int buf; /* WQ_* */
 	size_t off, len;
 };
 
@@ -53,9 +52,6 @@ struct wq_job *writeq__job(struct writeq *q);
  * bytes it takes in the file. */
 uint64_t writeq__add(struct wq_job *j, uint16_t type, uint16_t flags, int buf, size_t off,
 		     size_t len);
-/* The section added last is to be compressed with zstd (by the writer thread: a few
- * megabytes of kallsyms take a fifth of a second). */
-void writeq__zstd(struct wq_job *j);
 /* Queues the job (owned by the queue from then on): written after those before it. */
 void writeq__submit(struct writeq *q, struct wq_job *j);
 /* The bytes in the file once every job queued is written (a section to compress counted

@@ -9,6 +9,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <libdeflate.h>
+#include <zstd.h>
 
 #include "trace/trace.h"
 #include "trace/writeq.h"
@@ -166,7 +167,7 @@ int trace_writer__flush(struct trace_writer *w)
 
 /* give: payload (malloc'd) is the writer's from here on, freed by it, not copied. */
 static int write_section(struct trace_writer *w, uint16_t type, uint16_t flags, const void *payload,
-			 size_t len, bool zstd, bool give)
+			 size_t len, bool give)
 {
 	struct wq_job *j;
 	int err;
@@ -194,22 +195,47 @@ static int write_section(struct trace_writer *w, uint16_t type, uint16_t flags, 
 		buf_add(&j->bufs[WQ_ONE], payload, len);
 	}
 	writeq__add(j, type, flags, WQ_ONE, 0, len);
-	if (zstd)
-		writeq__zstd(j);
 	writeq__submit(w->q, j);
 	return writeq__error(w->q);
 }
 
 int trace_writer__section(struct trace_writer *w, uint16_t type, const void *payload, size_t len)
 {
-	return write_section(w, type, 0, payload, len, false, false);
+	return write_section(w, type, 0, payload, len, false);
 }
 
-/* Compressed by the writer thread; with a sink (kallsyms: nobody reads it) not at all. */
+/* Level 1: the kernel's symbols, 5.4 MB, in 18 to 20 ms of CPU where level 3 took 22 to
+ * 25, to a file 1 % smaller. */
+void *trace__zstd_pack(const void *content, size_t len, size_t *packed_len)
+{
+	size_t cap = ZSTD_compressBound(len), n;
+	void *z = xmalloc(cap);
+
+	n = ZSTD_compress(z, cap, content, len, 1);
+	if (ZSTD_isError(n)) {
+		free(z);
+		return NULL;
+	}
+	*packed_len = n;
+	return z;
+}
+
+int trace_writer__section_give(struct trace_writer *w, uint16_t type, uint16_t flags,
+			       void *payload, size_t len)
+{
+	return write_section(w, type, flags, payload, len, true);
+}
+
 int trace_writer__section_zstd_give(struct trace_writer *w, uint16_t type, void *payload,
 				    size_t len)
 {
-	return write_section(w, type, 0, payload, len, true, true);
+	size_t n;
+	void *z = w->sink ? NULL : trace__zstd_pack(payload, len, &n);
+
+	if (!z)
+		return trace_writer__section_give(w, type, 0, payload, len);
+	free(payload);
+	return trace_writer__section_give(w, type, SECF_ZSTD, z, n);
 }
 
 int trace_writer__maps(struct trace_writer *w, uint64_t ts, uint32_t pid, const char *maps,
