@@ -158,16 +158,23 @@ void ktext__read_async(struct ktext_async *a, bool idle,
 		read_all(a, false);
 }
 
-char *ktext__take(struct ktext_async *a, bool wait, size_t *len)
+void ktext__hurry(struct ktext_async *a)
 {
 	struct sched_param normal = {0};
 
-	if (a->taken || (!wait && !__atomic_load_n(&a->done, __ATOMIC_ACQUIRE)))
-		return NULL;
+	if (a->taken || __atomic_load_n(&a->hurry, __ATOMIC_SEQ_CST))
+		return;
 	/* An idle thread on CPUs kept busy would take minutes (a weight of 3 against 1024). */
 	__atomic_store_n(&a->hurry, 1, __ATOMIC_SEQ_CST);
 	if (a->started && (a->idle || a->pack) && !__atomic_load_n(&a->done, __ATOMIC_ACQUIRE))
 		pthread_setschedparam(a->thread, SCHED_OTHER, &normal);
+}
+
+char *ktext__take(struct ktext_async *a, bool wait, size_t *len)
+{
+	if (a->taken || (!wait && !__atomic_load_n(&a->done, __ATOMIC_ACQUIRE)))
+		return NULL;
+	ktext__hurry(a);
 	if (a->started)
 		pthread_join(a->thread, NULL);
 	a->started = false;

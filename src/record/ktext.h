@@ -56,6 +56,9 @@ struct ktext_async {
 void ktext__read_async(struct ktext_async *a, bool idle,
 		       void (*scan)(void *arg, const char *text, size_t len), void *scan_arg,
 		       bool pack);
+/* The text is awaited: the thread goes back to the normal priority (at once, or before it
+ * would lower itself). Does not wait. */
+void ktext__hurry(struct ktext_async *a);
 /* The text once read (wait: until it is), the thread joined; NULL with errno when the
  * read failed or (wait false) is not over. Once only: then a->taken. The caller frees it.
  * a->packed: it is a zstd frame of the text, len long. */

@@ -422,6 +422,12 @@ static void softirq_scan(void *skel, const char *text, size_t len)
 	record_softirq__vectors(skel, text, len);
 }
 
+/* From this long into the recording the kallsyms text is awaited (ktext__hurry): the
+ * idle thread that packs it may never run on CPUs the server keeps busy, and a recording
+ * killed (SIGKILL) before it is written shows kernel frames as addresses. The writer
+ * thread had it written within the first second before. */
+#define KALLSYMS_HURRY_NS (500 * 1000 * 1000ull)
+
 /* The kallsyms section, once the reader thread has the text (wait: until it has). The
  * read runs while the loop drains: the programs take a user stack copy at every wait
  * until the first one is unwound, and a fifth of a second undrained at the start filled
@@ -1048,6 +1054,10 @@ static void loop(struct recorder *r, uint64_t *lost)
 		now = now_ns();
 		if (o->cost)
 			record_cost__tick(&r->cost, now);
+		/* A recording killed later still has the kernel's symbols: on CPUs the
+		 * server keeps busy, the idle thread may not have packed them yet. */
+		if (now - r->start_ns >= KALLSYMS_HURRY_NS)
+			ktext__hurry(&r->ktext);
 		write_kallsyms(r, false);
 		softirq_exits(r);
 		rec_procs__check_all(&r->procs, now);
