@@ -98,20 +98,28 @@ char *ktext__read(size_t *len)
 	return read_text(len, NULL, NULL);
 }
 
-/* The text as a zstd frame, at the idle priority unless it is awaited: a wait that comes
- * after the thread lowered itself finds it lowered (ktext__take raises it again); one that
+/* The reading thread to the idle priority, unless the text is awaited: a wait that comes
+ * after the thread lowered itself finds it lowered (ktext__hurry raises it again); one that
  * comes between its check and its lowering is seen by the second check. */
-static void pack_text(struct ktext_async *a, bool own_thread)
+static void lower(struct ktext_async *a)
 {
 	struct sched_param param = {0};
+
+	if (__atomic_load_n(&a->hurry, __ATOMIC_SEQ_CST))
+		return;
+	pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
+	if (__atomic_load_n(&a->hurry, __ATOMIC_SEQ_CST))
+		pthread_setschedparam(pthread_self(), SCHED_OTHER, &param);
+}
+
+/* The text as a zstd frame, at the thread's priority: lowered for it alone, it was not
+ * written yet when a recording beside three busy loops on 2 CPUs was killed at 1.5 s, in
+ * three runs of seven (kernel frames as addresses), where the writer's thread had it. */
+static void pack_text(struct ktext_async *a)
+{
 	size_t n;
 	char *z;
 
-	if (own_thread && !a->idle && !__atomic_load_n(&a->hurry, __ATOMIC_SEQ_CST)) {
-		pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
-		if (__atomic_load_n(&a->hurry, __ATOMIC_SEQ_CST))
-			pthread_setschedparam(pthread_self(), SCHED_OTHER, &param);
-	}
 	z = trace__zstd_pack(a->text, a->len, &n);
 	if (!z)
 		return;
@@ -124,17 +132,15 @@ static void pack_text(struct ktext_async *a, bool own_thread)
 /* own_thread: in the thread of its own; else in the caller, whose priority stays. */
 static void read_all(struct ktext_async *a, bool own_thread)
 {
-	struct sched_param idle = {0};
-
-	/* A wait for the text puts the thread back among the others first (ktext__take). */
+	/* A wait for the text puts the thread back among the others first (ktext__hurry). */
 	if (own_thread && a->idle)
-		pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
+		lower(a);
 	a->text = ktext__read(&a->len);
 	a->err = a->text ? 0 : errno;
 	if (a->text && a->scan)
 		a->scan(a->scan_arg, a->text, a->len);
 	if (a->text && a->pack)
-		pack_text(a, own_thread);
+		pack_text(a);
 	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
 }
 

@@ -43,10 +43,8 @@ struct ktext_async {
 };
 
 /* Starts the read; the text is read at once, in the caller, when no thread can start.
- * pack: the thread then compresses it for the trace (trace__zstd_pack), at the idle
- * priority whatever idle says: nothing waits for that before the recording's end, and on
- * the VM it was 18 to 70 ms of the recorder's first second (fresh pages), beside the
- * server, for the writer's thread did it.
+ * pack: the thread then compresses it for the trace (trace__zstd_pack), not the writer's
+ * thread, which writes the events meanwhile.
  * idle: the thread runs only on CPUs nothing else wants (SCHED_IDLE), where the text is not
  * awaited: the kernel's print of 200 thousand symbols costs 60 ms of CPU at the start of
  * each recording, beside the server it watches. scan (with scan_arg): what to find in the

@@ -422,10 +422,10 @@ static void softirq_scan(void *skel, const char *text, size_t len)
 	record_softirq__vectors(skel, text, len);
 }
 
-/* From this long into the recording the kallsyms text is awaited (ktext__hurry): the
- * idle thread that packs it may never run on CPUs the server keeps busy, and a recording
- * killed (SIGKILL) before it is written shows kernel frames as addresses. The writer
- * thread had it written within the first second before. */
+/* From this long into the recording the kallsyms text is awaited (ktext__hurry): a
+ * reader thread at the idle priority (nothing needs the text before the end) may never
+ * run on CPUs the server keeps busy, and a recording killed (SIGKILL) before the section
+ * is written shows kernel frames as addresses. */
 #define KALLSYMS_HURRY_NS (500 * 1000 * 1000ull)
 
 /* The kallsyms section, once the reader thread has the text (wait: until it has). The
