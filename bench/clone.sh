@@ -94,45 +94,42 @@ start_original() { # NAME PORT: sets ROOT
 
 url() { case $1 in memcached) echo "memcached://127.0.0.1:$2" ;; redis) echo "redis://127.0.0.1:$2" ;; nginx) echo "http://127.0.0.1:$2/" ;; esac; }
 
-# fixed_start WHO ROOT URL RATE: the fixed-rate load on one server, in the background
-# (a load that outlives its duration by 10 s is killed: one was seen to spin after its end);
-# fixed_end WHO ROOT: waits for it, appends "p50 cpu_us" to $OUT/WHO.fixed. A clone
-# calibrates its work per request on its first few thousand requests, under the load its
-# model was taken with: the fixed rate comes first in a round.
+# Each server of a pair is o (the original) or c (its clone): ROOT[o], URL[o], and its
+# files $OUT/o.NAME.*. fixed_start W: the fixed-rate load on it, in the background (a load
+# that outlives its duration by 10 s is killed: one was seen to spin after its end);
+# fixed_end W: waits for it, appends "p50 cpu_us" to $OUT/W.NAME.fixed. A clone calibrates
+# its work per request on its first few thousand requests, under the load its model was
+# taken with: the fixed rate comes first in a round.
+declare -A ROOT URL LOAD
 fixed_start() {
-	[ -n "${VERBOSE:-}" ] && threads_snap "$2" "$OUT/$1.snap0"
-	tree_cpu "$2" >"$OUT/$1.c0"
-	timeout -k 2 $((SECS + 10)) "$SRVSCOPE" load "$3" -c "$conns" -r "$4" -d "$SECS" >"$OUT/$1.load" 2>&1 &
-	eval "load_$(echo "$1" | tr . _)=$!"
+	local f="$OUT/$1.$s"
+	[ -n "${VERBOSE:-}" ] && threads_snap "${ROOT[$1]}" "$f.snap0"
+	tree_cpu "${ROOT[$1]}" >"$f.c0"
+	timeout -k 2 $((SECS + 10)) "$SRVSCOPE" load "${URL[$1]}" -c "$conns" -r "$rate" -d "$SECS" >"$f.load" 2>&1 &
+	LOAD[$1]=$!
 }
 fixed_end() {
-	local c0 c1 n p50 v="load_$(echo "$1" | tr . _)"
-	wait "${!v}"
-	c1=$(tree_cpu "$2")
-	c0=$(cat "$OUT/$1.c0")
-	n=$(sed -n 's/^\([0-9]*\) req in.*/\1/p' "$OUT/$1.load")
+	local f="$OUT/$1.$s" c0 c1 n p50
+	wait "${LOAD[$1]}"
+	c1=$(tree_cpu "${ROOT[$1]}")
+	c0=$(cat "$f.c0")
+	n=$(sed -n 's/^\([0-9]*\) req in.*/\1/p' "$f.load")
 	if [ -n "${VERBOSE:-}" ] && [ "${n:-0}" -gt 0 ]; then
-		threads_snap "$2" "$OUT/$1.snap1"
-		echo "$1: $(by_comm "$OUT/$1.snap0" "$OUT/$1.snap1" "$n")" >>"$OUT/threads"
+		threads_snap "${ROOT[$1]}" "$f.snap1"
+		echo "$1.$s: $(by_comm "$f.snap0" "$f.snap1" "$n")" >>"$OUT/threads"
 	fi
-	p50=$(sed -n 's/.* p50 \([0-9.]*\) .*/\1/p' "$OUT/$1.load")
+	p50=$(sed -n 's/.* p50 \([0-9.]*\) .*/\1/p' "$f.load")
 	[ -n "$p50" ] && [ "${n:-0}" -gt 0 ] ||
-		{ echo "clone.sh: the load on $1 failed: $(cat "$OUT/$1.load")" >&2; exit 1; }
-	echo "$p50 $(awk -v t=$((c1 - c0)) -v n="$n" 'BEGIN {printf "%.1f", t / 1e3 / n}')" >>"$OUT/$1.fixed"
+		{ echo "clone.sh: the load on $1.$s failed: $(cat "$f.load")" >&2; exit 1; }
+	echo "$p50 $(awk -v t=$((c1 - c0)) -v n="$n" 'BEGIN {printf "%.1f", t / 1e3 / n}')" >>"$f.fixed"
 }
-# peak WHO URL: the closed-loop load alone, appends its req/s to $OUT/WHO.peak
+# peak W: the closed-loop load alone, appends its req/s to $OUT/W.NAME.peak
 peak() {
 	local out p
-	out=$(timeout -k 2 $((SECS + 10)) "$SRVSCOPE" load "$2" -c "$conns" -r 0 -d "$SECS" 2>&1)
+	out=$(timeout -k 2 $((SECS + 10)) "$SRVSCOPE" load "${URL[$1]}" -c "$conns" -r 0 -d "$SECS" 2>&1)
 	p=$(echo "$out" | sed -n 's/.* s, \([0-9.]*\) req\/s.*/\1/p')
-	[ -n "$p" ] || { echo "clone.sh: the load on $1 failed: $out" >&2; exit 1; }
-	echo "$p" >>"$OUT/$1.peak"
-}
-# measure WHO ROOT URL RATE: one round of one server alone (TURNS=1): fixed rate, then peak
-measure() {
-	fixed_start "$1" "$2" "$3" "$4"
-	fixed_end "$1" "$2"
-	peak "$1" "$3"
+	[ -n "$p" ] || { echo "clone.sh: the load on $1.$s failed: $out" >&2; exit 1; }
+	echo "$p" >>"$OUT/$1.$s.peak"
 }
 
 if [ -n "${QOS:-}" ]; then
@@ -171,30 +168,22 @@ for s in $SERVERS; do
 	conns=${CONNS:-$mconns}
 	conns_used="$conns_used $s:$conns"
 	: >"$OUT/o.$s.fixed"; : >"$OUT/c.$s.fixed"; : >"$OUT/o.$s.peak"; : >"$OUT/c.$s.peak"
+	ROOT[o]=$orig ROOT[c]=$clone URL[o]=$(url "$s" "$op") URL[c]=$(url "$s" "$cp_")
 	# By default the fixed-rate loads run on both at once (each server's load at the rate,
 	# 2000 req/s: a few per cent of a CPU each), so both see the same machine: in turns, on
 	# this VM, an original's CPU per request went from 20 to 39 us between two rounds of
 	# one run, its clone's staying at 23 to 25. The peaks cannot share the machine: in turns,
 	# the order swapped every round (original first, then clone first, ...), so that a
 	# machine getting busier or quieter over the rounds weighs on both alike. TURNS=1:
-	# the fixed-rate loads in turns too.
+	# the fixed-rate loads in turns too, each server's before its peak.
 	for r in $(seq "$ROUNDS"); do
-		if [ -z "${TURNS:-}" ]; then
-			fixed_start "o.$s" "$orig" "$(url "$s" "$op")" "$rate"
-			fixed_start "c.$s" "$clone" "$(url "$s" "$cp_")" "$rate"
-			fixed_end "o.$s" "$orig"
-			fixed_end "c.$s" "$clone"
-			if [ $((r % 2)) = 1 ]; then
-				peak "o.$s" "$(url "$s" "$op")"; peak "c.$s" "$(url "$s" "$cp_")"
-			else
-				peak "c.$s" "$(url "$s" "$cp_")"; peak "o.$s" "$(url "$s" "$op")"
-			fi
-		elif [ $((r % 2)) = 1 ]; then
-			measure "o.$s" "$orig" "$(url "$s" "$op")" "$rate"
-			measure "c.$s" "$clone" "$(url "$s" "$cp_")" "$rate"
+		first=o second=c
+		[ $((r % 2)) = 0 ] && first=c second=o
+		if [ -n "${TURNS:-}" ]; then
+			for w in $first $second; do fixed_start $w; fixed_end $w; peak $w; done
 		else
-			measure "c.$s" "$clone" "$(url "$s" "$cp_")" "$rate"
-			measure "o.$s" "$orig" "$(url "$s" "$op")" "$rate"
+			fixed_start o; fixed_start c; fixed_end o; fixed_end c
+			peak $first; peak $second
 		fi
 	done
 	for who in o c; do # "peak p50 cpu_us" a round
@@ -230,4 +219,4 @@ for c in json.load(open(sys.argv[1]))["clusters"]:
 	kill "$clone"; wait "$clone" 2>/dev/null
 	kill "$orig"; wait "$orig" 2>/dev/null
 done
-echo "(medians of $ROUNDS rounds; fixed rate ${TURNS:+in turns}${TURNS:-on both at once}, peaks in turns; connections:$conns_used; p50 and CPU at the model's rate (req/s:$rates); peak closed loop; $SECS s each; models: $use_model${RATES:+ (runs at $RATES req/s)}; load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end${QOS:+; CPUs kept out of idle states})"
+echo "(medians of $ROUNDS rounds; fixed rate $([ -n "${TURNS:-}" ] && echo in turns || echo on both at once), peaks in turns; connections:$conns_used; p50 and CPU at the model's rate (req/s:$rates); peak closed loop; $SECS s each; models: $use_model${RATES:+ (runs at $RATES req/s)}; load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end${QOS:+; CPUs kept out of idle states})"

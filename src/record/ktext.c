@@ -172,7 +172,7 @@ void ktext__hurry(struct ktext_async *a)
 		return;
 	/* An idle thread on CPUs kept busy would take minutes (a weight of 3 against 1024). */
 	__atomic_store_n(&a->hurry, 1, __ATOMIC_SEQ_CST);
-	if (a->started && (a->idle || a->pack) && !__atomic_load_n(&a->done, __ATOMIC_ACQUIRE))
+	if (a->started && a->idle && !__atomic_load_n(&a->done, __ATOMIC_ACQUIRE))
 		pthread_setschedparam(a->thread, SCHED_OTHER, &normal);
 }
 

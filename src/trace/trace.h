@@ -147,13 +147,8 @@ int trace_writer__section(struct trace_writer *w, uint16_t type, const void *pay
 int trace_writer__section_give(struct trace_writer *w, uint16_t type, uint16_t flags,
 			       void *payload, size_t len);
 /* content (len bytes) as one zstd frame, malloc'd; NULL when zstd fails. Any thread: the
- * recorder packs the kernel's symbols in the thread that read them, at the scheduler's
- * idle priority. */
+ * recorder packs the kernel's symbols in the thread that read them. */
 void *trace__zstd_pack(const void *content, size_t len, size_t *packed_len);
-/* trace_writer__section_give of content (malloc'd, given) packed here, in the caller's
- * thread (raw where zstd fails; neither with a sink, which reads no such section). */
-int trace_writer__section_zstd_give(struct trace_writer *w, uint16_t type, void *payload,
-				    size_t len);
 int trace_writer__maps(struct trace_writer *w, uint64_t ts, uint32_t pid, const char *maps,
 		       size_t maps_len, const char *build_ids, size_t build_ids_len);
 /* Writes the buffered sections with one system call. Returns 0 or -errno. */

@@ -226,18 +226,6 @@ int trace_writer__section_give(struct trace_writer *w, uint16_t type, uint16_t f
 	return write_section(w, type, flags, payload, len, true);
 }
 
-int trace_writer__section_zstd_give(struct trace_writer *w, uint16_t type, void *payload,
-				    size_t len)
-{
-	size_t n;
-	void *z = w->sink ? NULL : trace__zstd_pack(payload, len, &n);
-
-	if (!z)
-		return trace_writer__section_give(w, type, 0, payload, len);
-	free(payload);
-	return trace_writer__section_give(w, type, SECF_ZSTD, z, n);
-}
-
 int trace_writer__maps(struct trace_writer *w, uint64_t ts, uint32_t pid, const char *maps,
 		       size_t maps_len, const char *build_ids, size_t build_ids_len)
 {

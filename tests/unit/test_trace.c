@@ -30,6 +30,15 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* A kallsyms section as the recorder writes it: the text packed, the frame given. */
+static void kallsyms_zstd(struct trace_writer *w, const char *ks, size_t len)
+{
+	size_t n;
+	void *z = trace__zstd_pack(ks, len, &n);
+
+	trace_writer__section_give(w, SEC_KALLSYMS, SECF_ZSTD, z, n);
+}
+
 static void write_sample(struct tb *b)
 {
 	static const char ks[] = "ffffffff81000000 T _stext\nffffffff81000100 T do_nanosleep\n";
@@ -41,7 +50,7 @@ static void write_sample(struct tb *b)
 
 	tb_open(b);
 	trace_writer__section(b->w, SEC_INFO, "srvscope=record\n", 16);
-	trace_writer__section_zstd_give(b->w, SEC_KALLSYMS, xstrdup(ks), strlen(ks));
+	kallsyms_zstd(b->w, ks, strlen(ks));
 	trace_writer__maps(b->w, 1000, 7, maps1, strlen(maps1), "abc /bin/a\n", 11);
 	trace_writer__maps(b->w, 5000, 7, maps2, strlen(maps2), NULL, 0);
 	trace_writer__add_name(b->w, 7, 7, "main");
@@ -367,7 +376,7 @@ static void many_flushes(void)
 		if (i % 250 == 249)
 			trace_writer__flush(b.w);
 		if (i == 50000)
-			trace_writer__section_zstd_give(b.w, SEC_KALLSYMS, xstrdup(ks), sizeof(ks) - 1);
+			kallsyms_zstd(b.w, ks, sizeof(ks) - 1);
 	}
 	trace_writer__flush(b.w);
 	bytes = trace_writer__bytes(b.w);
