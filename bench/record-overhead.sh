@@ -32,7 +32,14 @@
 # group left unloaded (SRVSCOPE_RECORD_OFF): the IPI vectors' entries and exits, sched_waking
 # and sched_wakeup, the interrupts' and timers' entries and exits; srvscope-model, what
 # 'srvscope model -p' records (one run, its load a sleep, so the recorded segment is under
-# the steady load; stopped as the others, its analysis waited for; bench/model.sh STEADY=1).
+# the steady load; stopped as the others, its analysis waited for; bench/model.sh STEADY=1),
+# and srvscope-model:ITEMS, the same with SRVSCOPE_MODEL_RECORD=ITEMS (docs/model.md: an item
+# left out, e.g. srvscope-model:hz=0, to weigh it against srvscope-model in the same rounds),
+# and srvscope-model-empty, its programs attached and returning at once (its floor: its
+# syscall programs then stay attached all along, as no syscall is seen to sample);
+# idle, nothing recorded (a sleep in the recorder's place): what the bench gives when there is
+# nothing to measure, its noise and its bias; bpftrace-empty, bpftrace with empty programs on
+# sched_switch, sched_waking and sched_wakeup: what any BPF tool on those events costs here.
 # Usage (root): [MODES=...] [PIN=1] [FLOOR=1] [CLIENT_NETNS=1] [STEADY=1 [SEG=S]] bench/record-overhead.sh [ROUNDS [GETS_PER_CONNECTION]]
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -119,6 +126,9 @@ steady_rate() {
 	t0=$(date +%s%N) c0=$(served)
 	sleep "${SEG:-3}"
 	t1=$(date +%s%N) c1=$(served)
+	# the load ended within the segment (its sets run out): no figure, the caller restarts
+	# it and measures again
+	kill -0 "$STEADY_LOAD" 2>/dev/null || return 0
 	awk -v n="$((c1 - c0))" -v t="$((t1 - t0))" 'BEGIN { if (t > 0 && n > 0) printf "%.0f\n", n * 1e9 / t }'
 }
 rate() { if [ -n "${STEADY:-}" ]; then steady_rate; else load; fi; }
@@ -135,6 +145,16 @@ IRQ_PROGS=softirq_entry,softirq_exit,irq_entry,irq_exit,hrtimer_entry,hrtimer_en
 start_recorder() { # MODE
 	case $1 in
 	none) REC="" ;;
+	idle) # nothing recorded: the bench's own noise, each segment paired like a recorder's
+		sleep 100000 &
+		REC=$!
+		;;
+	bpftrace-empty) # another tool's floor: empty programs on the scheduler's tracepoints
+		$RECORDER_CPU bpftrace -e 'tracepoint:sched:sched_switch { } tracepoint:sched:sched_waking { }
+			tracepoint:sched:sched_wakeup { }' >"$OUT/bpftrace.out" 2>&1 &
+		REC=$!
+		wait_for "$OUT/bpftrace.out" "Attaching" || echo "# bpftrace did not start" >&2
+		;;
 	srvscope | srvscope-net | srvscope-empty | srvscope-bare | srvscope-nowaker | srvscope-nostacks | \
 		srvscope-nowakers | srvscope-empty-nowakers | srvscope-empty-no*)
 		# srvscope-net: with the packets 'critical' needs; =all: on loopback too (memcslap
@@ -157,13 +177,18 @@ start_recorder() { # MODE
 		REC=$!
 		wait_for "$OUT/srvscope.err" "recording" || echo "# srvscope record did not start" >&2
 		;;
-	srvscope-model)
+	srvscope-model | srvscope-model:* | srvscope-model-empty)
 		# what 'srvscope model' records (every syscall with its arguments in sampled
 		# windows, switches with stacks, on-CPU samples: docs/model.md), over one run
 		# whose load is a sleep: the steady load is the server's; the run's command
 		# says when the recording has begun
 		rm -f "$OUT/model.json" "$OUT/model.go"
-		$RECORDER_CPU "$SRVSCOPE" model -p "$MC" --conns 8 -o "$OUT/model.json" \
+		local items=${SRVSCOPE_MODEL_RECORD:-} floor=""
+		case $1 in
+		srvscope-model:*) items=${1#srvscope-model:} ;;
+		srvscope-model-empty) floor=1 ;;
+		esac
+		SRVSCOPE_RECORD_FLOOR=$floor SRVSCOPE_MODEL_RECORD=$items $RECORDER_CPU "$SRVSCOPE" model -p "$MC" --conns 8 -o "$OUT/model.json" \
 			--load "echo recording >'$OUT/model.go'; exec sleep $((${SEG:-3} + 60))" \
 			>/dev/null 2>"$OUT/srvscope.err" &
 		REC=$!
@@ -208,15 +233,18 @@ if [ -n "${STEADY:-}" ]; then
 	for r in $(seq "$ROUNDS"); do
 		steady_load
 		prev=$(rate)
+		[ -n "$prev" ] || { steady_load && prev=$(rate); }
 		echo "${prev:-0}" >>"$OUT/none.ops"
 		line="round $r: none=${prev:-0}"
 		for m in ${MODES#none }; do
 			steady_load
 			start_recorder "$m"
 			v=$(rate)
+			[ -n "$v" ] || { steady_load && v=$(rate); }
 			stop_recorder "$m"
 			steady_load
 			next=$(rate)
+			[ -n "$next" ] || { steady_load && next=$(rate); }
 			echo "${v:-0}" >>"$OUT/$m.ops"
 			echo "${next:-0}" >>"$OUT/none.ops"
 			awk -v v="${v:-0}" -v a="${prev:-0}" -v b="${next:-0}" 'BEGIN { if (a + b > 0) printf "%.5f\n", 2 * v / (a + b) }' >>"$OUT/$m.ratio"
@@ -236,12 +264,12 @@ else
 			stop_recorder "$m"
 			echo "${v:-0}" >>"$OUT/$m.ops"
 			line="$line $m=${v:-0}"
-			eval "round_${m//-/_}=${v:-0}"
+			eval "round_${m//[^A-Za-z0-9]/_}=${v:-0}"
 		done
 		# Each mode against the unrecorded run of its own round, a minute apart at most:
 		# drift between rounds (the machine's other load, its clock) cancels out.
 		for m in $MODES; do
-			eval "v=\$round_${m//-/_}"
+			eval "v=\$round_${m//[^A-Za-z0-9]/_}"
 			awk -v v="$v" -v b="$round_none" 'BEGIN { if (b > 0) printf "%.5f\n", v / b }' >>"$OUT/$m.ratio"
 		done
 		echo "# $line"
@@ -256,8 +284,8 @@ for m in $MODES; do
 	pr=$(median_ratio <"$OUT/$m.ratio")
 	awk -v m="$m" -v v="$med" -v b="$base" -v pr="$pr" 'BEGIN {
 		printf "%-22s %14.0f %10.3f %10.1f %16.1f\n", m, v, v / b, 100 * (1 - v / b), 100 * (1 - pr) }'
-	eval "med_${m//-/_}=$med"
-	eval "pr_${m//-/_}=$pr"
+	eval "med_${m//[^A-Za-z0-9]/_}=$med"
+	eval "pr_${m//[^A-Za-z0-9]/_}=$pr"
 done
 # the summary lines of the modes that ran
 has() { case " $MODES " in *" $1 "*) return 0 ;; esac; return 1; }
