@@ -94,6 +94,10 @@ enum clone_sys {
 	CS_TIMES,
 	CS_GETTIMEOFDAY,
 	CS_CLOCK_GETTIME,
+	/* made on a connection as it is accepted (clone_model.per_accept), or in a cycle */
+	CS_GETSOCKOPT,
+	CS_GETPEERNAME,
+	CS_GETSOCKNAME,
 	CS__COUNT
 };
 
@@ -181,6 +185,11 @@ struct clone_model {
 	double cpu_w_us, cpu_k_us;
 	unsigned nsteps;
 	struct clone_step steps[CLONE_MAX_STEPS];
+	/* Calls on each connection as it is accepted, on average: socket options and
+	 * addresses the original set or asked for once a connection (redis: 3 setsockopt),
+	 * from the network threads' syscalls per request over their accepts per request,
+	 * where the cycle does not make them. */
+	double per_accept[CS__COUNT];
 	uint64_t file_size;    /* the scratch file per-request file work uses */
 	uint64_t answer_bytes; /* what the cycle's write steps carried, 0 unknown */
 	unsigned nbg;

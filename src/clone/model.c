@@ -80,6 +80,9 @@ static const char *const sys_names[CS__COUNT] = {
 	[CS_TIMES] = "times",
 	[CS_GETTIMEOFDAY] = "gettimeofday",
 	[CS_CLOCK_GETTIME] = "clock_gettime",
+	[CS_GETSOCKOPT] = "getsockopt",
+	[CS_GETPEERNAME] = "getpeername",
+	[CS_GETSOCKNAME] = "getsockname",
 };
 
 const char *clone_sys__name(enum clone_sys s)
@@ -738,6 +741,53 @@ static int parse_offsets(struct ctx *c, const json_t *sp, struct clone_model *m)
 	return 0;
 }
 
+/* The socket calls made once a connection (clone_model.per_accept): each one's calls per
+ * request over the accepts per request, where the cycle does not make it. At most
+ * PER_ACCEPT_MAX a connection: the figure is derived, and a handful of accepts in a long
+ * run would make it anything. */
+#define PER_ACCEPT_MAX 64
+
+static int parse_per_accept(struct ctx *c, const json_t *sp, struct clone_model *m)
+{
+	static const enum clone_sys once[] = {CS_SETSOCKOPT, CS_GETSOCKOPT, CS_GETPEERNAME,
+					      CS_GETSOCKNAME};
+	json_t *sys = sp ? json_object_get(sp, "syscalls") : NULL, *s;
+	double pr[CS__COUNT] = {0}, accepts = 0, v;
+	unsigned k, i;
+	size_t j;
+
+	if (!json_is_array(sys))
+		return 0;
+	json_array_foreach(sys, j, s)
+	{
+		const char *name = json_string_value(json_object_get(s, "name"));
+		char where[64];
+
+		if (!name)
+			continue;
+		snprintf(where, sizeof(where), "syscall_profile.syscalls[%zu]", j);
+		if (get_num(c, s, where, "per_request", 0, 1e6, false, false, 0, &v))
+			return -EINVAL;
+		if (!strcmp(name, "accept") || !strcmp(name, "accept4"))
+			accepts += v;
+		else if (clone_sys__from_name(name) != CS_NONE)
+			pr[clone_sys__from_name(name)] += v;
+	}
+	if (accepts <= 0)
+		return 0;
+	for (k = 0; k < sizeof(once) / sizeof(once[0]); k++) {
+		bool in_cycle = false;
+
+		for (i = 0; i < m->nsteps; i++)
+			in_cycle |= m->steps[i].sys == once[k];
+		if (in_cycle || pr[once[k]] <= 0)
+			continue;
+		v = pr[once[k]] / accepts;
+		m->per_accept[once[k]] = v < PER_ACCEPT_MAX ? v : PER_ACCEPT_MAX;
+	}
+	return 0;
+}
+
 static const char *const io_names[] = {"epoll",	   "poll",	  "select",
 				       "blocking", "nonblocking", "io_uring"};
 static const char *const handoff_names[] = {"none",	 "queue", "shared-epoll",
@@ -1019,6 +1069,8 @@ static int parse_root(struct ctx *c, const json_t *root, struct clone_model *m)
 	    parse_offsets(c, sp, m))
 		return -EINVAL;
 	default_cycle(m);
+	if (parse_per_accept(c, sp, m))
+		return -EINVAL;
 	for (v = 0; v < (int)m->nsteps; v++) {
 		const struct clone_step *st = &m->steps[v];
 		unsigned k;

@@ -707,11 +707,38 @@ static uint64_t step_bytes(const struct clone_step *st)
 	return st->niov ? s : st->bytes;
 }
 
+/* One call on a connection's socket that asks or sets what the original did (TCP_NODELAY
+ * set, SO_ERROR asked, its addresses): counted, its result unused. */
+static void socket_call(enum clone_sys s, int fd)
+{
+	struct sockaddr_storage a;
+	socklen_t len = sizeof(a);
+	int v = 1;
+
+	count(s);
+	switch (s) {
+	case CS_SETSOCKOPT:
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof(v));
+		break;
+	case CS_GETSOCKOPT:
+		len = sizeof(v);
+		getsockopt(fd, SOL_SOCKET, SO_ERROR, &v, &len);
+		break;
+	case CS_GETPEERNAME:
+		getpeername(fd, (struct sockaddr *)&a, &len);
+		break;
+	case CS_GETSOCKNAME:
+		getsockname(fd, (struct sockaddr *)&a, &len);
+		break;
+	default:
+		break;
+	}
+}
+
 static void other_step(struct net *n, struct conn *c, const struct clone_step *st)
 {
 	struct epoll_event ev = {.events = EPOLLIN, .data.fd = c->fd};
 	struct timespec ts;
-	int one = 1;
 
 	switch (st->sys) {
 	case CS_EPOLL_CTL:
@@ -724,8 +751,10 @@ static void other_step(struct net *n, struct conn *c, const struct clone_step *s
 		}
 		break;
 	case CS_SETSOCKOPT:
-		count(st->sys);
-		setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	case CS_GETSOCKOPT:
+	case CS_GETPEERNAME:
+	case CS_GETSOCKNAME:
+		socket_call(st->sys, c->fd);
 		break;
 	case CS_GETPID:
 		count(st->sys);
@@ -928,6 +957,21 @@ static void set_nonblock(int fd, bool on)
 		fcntl(fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
 }
 
+/* The calls the original made once a connection, as it is accepted: M->per_accept[s] of
+ * each on average, the fractions carried from one accept to the next (per thread). */
+static void accept_calls(int fd)
+{
+	static __thread double carry[CS__COUNT];
+	int s;
+
+	for (s = CS_NONE + 1; s < CS__COUNT; s++) {
+		if (M->per_accept[s] <= 0)
+			continue;
+		for (carry[s] += M->per_accept[s]; carry[s] >= 1; carry[s] -= 1)
+			socket_call(s, fd);
+	}
+}
+
 static int do_accept(int lfd)
 {
 	int fd, flags = SOCK_CLOEXEC | (M->nonblocking ? SOCK_NONBLOCK : 0);
@@ -936,6 +980,7 @@ static int do_accept(int lfd)
 	if (fd >= 0) {
 		__atomic_fetch_add(&C->accepts, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&C->conns, 1, __ATOMIC_RELAXED);
+		accept_calls(fd);
 	}
 	return fd;
 }
