@@ -33,8 +33,8 @@ check() { # check DESCRIPTION COMMAND...
 	local d=$1; shift
 	if "$@"; then ok 0 "$d"; else ok 1 "$d"; fi
 }
-is() { # is GOT WANT DESCRIPTION
-	if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; echo "#   got '$1', want '$2'"; fi
+is() { # is GOT WANT DESCRIPTION (both on stderr when they differ: prove shows it)
+	if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; echo "#   got '$1', want '$2'" >&2; fi
 }
 like() { # like TEXT REGEX DESCRIPTION (what was searched, on stderr when not found: prove shows it)
 	if printf '%s\n' "$1" | grep -Eq -- "$2"; then ok 0 "$3"; else
