@@ -428,6 +428,7 @@ int cmd_model(int argc, char **argv)
 	bool dwarf = true;
 	struct model m = {0};
 	const struct trace **traces = NULL;
+	struct ktext_copy *ksyms;
 	char dir[PATH_MAX] = "";
 	long pid = 0;
 	int c, ret = 0;
@@ -547,9 +548,11 @@ int cmd_model(int argc, char **argv)
 		     : target.proto == LOAD_REDIS     ? "redis"
 						      : "http";
 
+	ksyms = model__kallsyms_read();
 	for (r = 0; r < nr_runs; r++) {
 		struct model_fds fds = {0};
-		struct collect_opts co = {.pid = (pid_t)pid, .dwarf = dwarf, .fds = &fds};
+		struct collect_opts co = {
+			.pid = (pid_t)pid, .dwarf = dwarf, .fds = &fds, .kallsyms = ksyms};
 		struct load_result res;
 		char path[PATH_MAX + 32], cmd[8192];
 		struct model_run *run;
@@ -636,6 +639,7 @@ int cmd_model(int argc, char **argv)
 			break;
 		}
 	}
+	model__kallsyms_free(ksyms);
 	if (!ret && !load_cmd && m.nr_runs && !record__signalled())
 		cpu_unrecorded(&m, (pid_t)pid, &target);
 	if (m.nr_runs && finish(&m, traces, output))

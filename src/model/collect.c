@@ -11,6 +11,7 @@
 
 #include "model/collect.h"
 #include "model/model.h"
+#include "record/ktext.h"
 #include "record/record.h"
 #include "util/util.h"
 
@@ -141,6 +142,7 @@ int model__collect(const struct collect_opts *co, struct load_result *res, int *
 		.started = on_started,
 		.started_arg = d,
 		.stop = &d->stop_record,
+		.kallsyms = co->kallsyms,
 	};
 	struct timespec until;
 	pthread_t th;
@@ -180,6 +182,27 @@ int model__collect(const struct collect_opts *co, struct load_result *res, int *
 	*load_err = d->err;
 	free(d);
 	return err;
+}
+
+struct ktext_copy *model__kallsyms_read(void)
+{
+	struct ktext_copy *k = xcalloc(1, sizeof(*k));
+	int err = ktext__copy_read(k);
+
+	if (!err)
+		return k;
+	notice("cannot read /proc/kallsyms before the runs (%s): each run will try",
+	       strerror(-err));
+	free(k);
+	return NULL;
+}
+
+void model__kallsyms_free(struct ktext_copy *k)
+{
+	if (!k)
+		return;
+	ktext__copy_free(k);
+	free(k);
 }
 
 int model__thread_sched(uint32_t tid, uint64_t *ns, uint64_t *wakes)

@@ -8,6 +8,8 @@
 #include "load/load.h"
 #include "model/fdsnap.h"
 
+struct ktext_copy;
+
 struct collect_opts {
 	pid_t pid;		/* the server: its whole process tree is recorded */
 	struct load_spec spec;	/* the load (duration_s also bounds a load command) */
@@ -15,12 +17,21 @@ struct collect_opts {
 	const char *trace_path; /* where the run's trace goes */
 	bool dwarf;		/* user stacks unwound with DWARF CFI instead of frame pointers */
 	struct model_fds *fds;	/* if not NULL: the tree's fds as events flow (fdsnap.h) */
+	/* /proc/kallsyms read once before the runs (record/ktext.h); NULL: each run reads it */
+	const struct ktext_copy *kallsyms;
 };
 
 /* Records the server while the load runs, into co->trace_path. Returns the recorder's 0 or
  * -errno (it reported why); *load_err: the load's -errno or a command's non-zero status, 0
  * when it ran (res: what the built-in client measured). */
 int model__collect(const struct collect_opts *co, struct load_result *res, int *load_err);
+
+/* /proc/kallsyms read and packed once, before the first run (collect_opts.kallsyms): the
+ * kernel's print of it and its packing, 90 to 150 ms of CPU, no longer come at the start
+ * of each run beside the server it records. NULL (with a notice) when it cannot be read:
+ * each run then tries on its own. */
+struct ktext_copy *model__kallsyms_read(void);
+void model__kallsyms_free(struct ktext_copy *k);
 
 /* The threads tids' (the network threads') CPU per request with nothing recording: the
  * built-in load of co->spec runs once more, unrecorded, in 3 slices, and their CPU time

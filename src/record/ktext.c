@@ -189,3 +189,40 @@ char *ktext__take(struct ktext_async *a, bool wait, size_t *len)
 	errno = a->err;
 	return a->text;
 }
+
+int ktext__copy_read(struct ktext_copy *c)
+{
+	size_t len;
+	char *text = ktext__read(&len);
+
+	memset(c, 0, sizeof(*c));
+	if (!text)
+		return -errno;
+	c->do_syscall_64 = ktext__find(text, len, "do_syscall_64");
+	c->frame = trace__zstd_pack(text, len, &c->len);
+	c->packed = c->frame != NULL;
+	if (c->packed) {
+		free(text);
+	} else {
+		c->frame = text;
+		c->len = len;
+	}
+	return 0;
+}
+
+void ktext__copy_free(struct ktext_copy *c)
+{
+	free(c->frame);
+	memset(c, 0, sizeof(*c));
+}
+
+void ktext__from_copy(struct ktext_async *a, const struct ktext_copy *c)
+{
+	memset(a, 0, sizeof(*a));
+	a->len = c->len;
+	a->text = xmalloc(a->len + 1);
+	memcpy(a->text, c->frame, a->len);
+	a->text[a->len] = '\0';
+	a->packed = c->packed;
+	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
+}

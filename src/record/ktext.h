@@ -62,4 +62,24 @@ void ktext__hurry(struct ktext_async *a);
  * a->packed: it is a zstd frame of the text, len long. */
 char *ktext__take(struct ktext_async *a, bool wait, size_t *len);
 
+/* The text read once for several recordings in a row (srvscope model's runs), before any
+ * of them starts: each then has its kallsyms section without the kernel printing it again
+ * (60 ms of CPU and more) and its packing, beside the server while it is recorded. Kernel
+ * stacks never hold the recorder's own programs (they are cut off), so the programs loaded
+ * later are not missed. Only the packed frame is kept (the text is 5 MB and more, which a
+ * VM's page faults make costly to hold beside the next allocations). */
+struct ktext_copy {
+	char *frame; /* a zstd frame of the text (trace__zstd_pack), else the text */
+	size_t len;
+	bool packed;
+	uint64_t do_syscall_64; /* ktext__find's, read with it */
+};
+
+/* Reads and packs; 0 or -errno (c is then empty). */
+int ktext__copy_read(struct ktext_copy *c);
+void ktext__copy_free(struct ktext_copy *c);
+/* a as ktext__read_async leaves it once its thread is done (with no scan), from c
+ * (unchanged): what ktext__take gives is a copy of c's frame. */
+void ktext__from_copy(struct ktext_async *a, const struct ktext_copy *c);
+
 #endif

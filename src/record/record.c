@@ -1160,7 +1160,8 @@ static int load(struct recorder *r)
 	/* Whether a softirq runs is read from the kernel's preempt count where its place is
 	 * known: softirq_exit is then loaded but attached only if that read fails. */
 	r->skel->rodata->preempt_count_off = kbtf__preempt_count_off();
-	r->skel->rodata->do_syscall_64_addr = ktext__lookup("do_syscall_64");
+	r->skel->rodata->do_syscall_64_addr =
+		o->kallsyms ? o->kallsyms->do_syscall_64 : ktext__lookup("do_syscall_64");
 	if (getenv("SRVSCOPE_PREEMPT_COUNT_OFF")) /* tests: a wrong one, for the fallback */
 		r->skel->rodata->preempt_count_off =
 			strtoll(getenv("SRVSCOPE_PREEMPT_COUNT_OFF"), NULL, 0);
@@ -1385,9 +1386,14 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	snapshot_targets(&r, start_ts);
 	/* Reading kallsyms takes a fifth of a second: done with events flowing (into the
 	 * ring), not between the trace's start and the attach; by a thread, while the loop
-	 * drains (write_kallsyms); on idle CPUs alone when nothing waits for it. */
-	ktext__read_async(&r.ktext, !record_softirq__wants_text(r.skel), softirq_scan, r.skel,
-			  !o->sink);
+	 * drains (write_kallsyms); on idle CPUs alone when nothing waits for it. Read before
+	 * by a caller that records several times in a row (srvscope model): a copy, unless
+	 * the text is scanned here (the softirq actions) or not packed (a sink). */
+	if (o->kallsyms && !o->sink && !record_softirq__wants_text(r.skel))
+		ktext__from_copy(&r.ktext, o->kallsyms);
+	else
+		ktext__read_async(&r.ktext, !record_softirq__wants_text(r.skel), softirq_scan,
+				  r.skel, !o->sink);
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);

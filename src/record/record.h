@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct ktext_copy;
 struct trace_sink;
 
 #define RECORD_DEFAULT_OUTPUT	 "srvscope.trace"
@@ -59,6 +60,9 @@ struct record_opts {
 	/* Ends the recording, as a signal does, when it becomes non-zero (set from another
 	 * thread); NULL: only the usual ends. */
 	const volatile int *stop;
+	/* The kallsyms text read before (ktext.h: several recordings in a row); NULL: read
+	 * during the recording, as usual. */
+	const struct ktext_copy *kallsyms;
 };
 
 /* Records until the duration elapses, SIGINT/SIGTERM/SIGHUP arrives, the launched command
