@@ -114,16 +114,66 @@ static void profile_clone(pid_t pid, const struct clone_counts *before,
 	count_tree(pid, p);
 }
 
-/* A model of the running clone, made by this binary's own 'model' command over one run of
- * the built-in load (url): the network model and the syscalls per request as the kernel
- * saw them, not as the clone counted them. NULL, after a line saying why, when it could
- * not be made (no BPF here, say): the table then shows the clone's own counts. */
-static json_t *model_clone(pid_t pid, const char *url, unsigned conns, double rate, double secs)
+static double num_at(const json_t *o, const char *key)
 {
-	char dir[] = "/tmp/srvscope-check.XXXXXX", out[64], err[64], a_pid[16], a_conns[16],
-	     a_rate[32], a_secs[32];
-	json_t *m = NULL;
+	json_t *v = o ? json_object_get(o, key) : NULL;
+
+	return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+/* The model's runs (conns, rate, duration_s each) as a 'model --config' file at path, and
+ * the built-in client's reconnect period of its last run into reconnect (-1: not known):
+ * the clone is modelled under the load that made its model, so that what a connection
+ * costs (accept, close, epoll_ctl) is spread over as many requests (the default runs have
+ * 4, 8 and 16 connections: a run of 16 alone accepted twice as often a request). false
+ * when a run does not say its connections, rate or duration (a model of traces). */
+static bool runs_config(const json_t *runs, const char *path, double *reconnect)
+{
+	json_t *cfg = json_pack("{s:[]}", "runs"), *r;
+	size_t i;
+	bool ok = json_array_size(runs) > 0;
+	int fd;
+
+	json_array_foreach(runs, i, r)
+	{
+		double c = num_at(r, "conns"), rate = num_at(r, "rate"),
+		       d = num_at(r, "duration_s");
+
+		if (!(c >= 1 && rate > 0 && d > 0)) {
+			ok = false;
+			break;
+		}
+		json_array_append_new(json_object_get(cfg, "runs"),
+				      json_pack("{s:i, s:f, s:f}", "conns", (int)c, "rate", rate,
+						"duration_s", d));
+		*reconnect = json_is_number(json_object_get(r, "reconnect_s"))
+				     ? num_at(r, "reconnect_s")
+				     : -1;
+	}
+	fd = ok ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+	ok = fd >= 0 && !json_dumpfd(cfg, fd, 0);
+	if (fd >= 0)
+		close(fd);
+	json_decref(cfg);
+	return ok;
+}
+
+/* A model of the running clone, made by this binary's own 'model' command over the built-in
+ * load (url): the model's own runs (runs_config), or one run of conns at rate for secs
+ * when they were asked for or the model's runs do not say theirs: the network model and
+ * the syscalls per request as the kernel saw them, not as the clone counted them. NULL,
+ * after a line saying why, when it could not be made (no BPF here, say): the table then
+ * shows the clone's own counts. */
+static json_t *model_clone(pid_t pid, const char *url, const json_t *runs, unsigned conns,
+			   double rate, double secs)
+{
+	char dir[] = "/tmp/srvscope-check.XXXXXX", out[64], err[64], cfg[64], a_pid[16],
+	     a_conns[16], a_rate[32], a_secs[32], a_rec[32];
+	double reconnect = -1, total = secs;
+	bool by_runs;
+	json_t *m = NULL, *r;
 	int status = -1;
+	size_t i;
 	pid_t c;
 
 	if (!mkdtemp(dir))
@@ -131,12 +181,18 @@ static json_t *model_clone(pid_t pid, const char *url, unsigned conns, double ra
 		       NULL;
 	snprintf(out, sizeof(out), "%s/clone.json", dir);
 	snprintf(err, sizeof(err), "%s/model.err", dir);
+	snprintf(cfg, sizeof(cfg), "%s/runs.json", dir);
 	snprintf(a_pid, sizeof(a_pid), "%d", pid);
 	snprintf(a_conns, sizeof(a_conns), "%u", conns);
 	snprintf(a_rate, sizeof(a_rate), "%g", rate);
 	snprintf(a_secs, sizeof(a_secs), "%g", secs);
-	fprintf(stderr, "srvscope: clone --check: modelling the clone (srvscope model, %g s)\n",
-		secs);
+	by_runs = runs && runs_config(runs, cfg, &reconnect);
+	snprintf(a_rec, sizeof(a_rec), "%g", reconnect);
+	if (by_runs)
+		for (i = 0, total = 0; (r = json_array_get(runs, i)); i++)
+			total += num_at(r, "duration_s");
+	fprintf(stderr, "srvscope: clone --check: modelling the clone (srvscope model, %s, %g s)\n",
+		by_runs ? "the model's runs" : "one run", total);
 	fflush(NULL);
 	c = fork();
 	if (c == 0) {
@@ -147,9 +203,16 @@ static json_t *model_clone(pid_t pid, const char *url, unsigned conns, double ra
 		    dup2(fd, STDERR_FILENO) < 0)
 			_exit(127);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execl("/proc/self/exe", "srvscope", "model", "-p", a_pid, "--client", url,
-		      "--conns", a_conns, "--rate", a_rate, "--duration", a_secs, "-o", out,
-		      (char *)NULL);
+		if (by_runs && reconnect >= 0)
+			execl("/proc/self/exe", "srvscope", "model", "-p", a_pid, "--client", url,
+			      "--config", cfg, "--reconnect", a_rec, "-o", out, (char *)NULL);
+		else if (by_runs)
+			execl("/proc/self/exe", "srvscope", "model", "-p", a_pid, "--client", url,
+			      "--config", cfg, "-o", out, (char *)NULL);
+		else
+			execl("/proc/self/exe", "srvscope", "model", "-p", a_pid, "--client", url,
+			      "--conns", a_conns, "--rate", a_rate, "--duration", a_secs, "-o", out,
+			      (char *)NULL);
 		_exit(127);
 	}
 	if (c > 0)
@@ -172,6 +235,7 @@ static json_t *model_clone(pid_t pid, const char *url, unsigned conns, double ra
 	}
 	unlink(out);
 	unlink(err);
+	unlink(cfg);
 	rmdir(dir);
 	return m;
 }
@@ -197,13 +261,6 @@ static void row_num(FILE *f, const char *what, double model, double clone, const
 		snprintf(b, sizeof(b), "-");
 	fprintf(f, "  %-30s %12s %12s", what, a, b);
 	diff(f, clone >= 0 ? model : -1, clone);
-}
-
-static double num_at(const json_t *o, const char *key)
-{
-	json_t *v = o ? json_object_get(o, key) : NULL;
-
-	return json_is_number(v) ? json_number_value(v) : -1;
 }
 
 static const char *str_of(const json_t *v, char *buf, size_t size)
@@ -546,7 +603,8 @@ int clone__check(const char *path, const struct clone_model *m, const struct clo
 	if (!co->load && (err = run_load(&target, conns, 0, secs, &peak)))
 		goto out_stop;
 	if (!co->load)
-		cm = model_clone(pid, url, conns, rate, secs);
+		cm = model_clone(pid, url, co->conns || co->rate > 0 ? NULL : runs, conns, rate,
+				 secs);
 
 	printf("srvscope clone --check %s: the model against its clone (pid %d, port %d)\n\n", path,
 	       pid, port);

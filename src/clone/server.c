@@ -708,15 +708,22 @@ static uint64_t step_bytes(const struct clone_step *st)
 }
 
 /* One call on a connection's socket that asks or sets what the original did (TCP_NODELAY
- * set, SO_ERROR asked, its addresses): counted, its result unused. */
-static void socket_call(enum clone_sys s, int fd)
+ * set, SO_ERROR asked, its addresses, what epfd waits on it for, which stays EPOLLIN):
+ * counted, its result unused. */
+static void socket_call(enum clone_sys s, int fd, int epfd)
 {
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
 	struct sockaddr_storage a;
 	socklen_t len = sizeof(a);
 	int v = 1;
 
+	if (s == CS_EPOLL_CTL && epfd < 0)
+		return;
 	count(s);
 	switch (s) {
+	case CS_EPOLL_CTL:
+		epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev);
+		break;
 	case CS_SETSOCKOPT:
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof(v));
 		break;
@@ -754,7 +761,7 @@ static void other_step(struct net *n, struct conn *c, const struct clone_step *s
 	case CS_GETSOCKOPT:
 	case CS_GETPEERNAME:
 	case CS_GETSOCKNAME:
-		socket_call(st->sys, c->fd);
+		socket_call(st->sys, c->fd, -1);
 		break;
 	case CS_GETPID:
 		count(st->sys);
@@ -957,9 +964,13 @@ static void set_nonblock(int fd, bool on)
 		fcntl(fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
 }
 
-/* The calls the original made once a connection, as it is accepted: M->per_accept[s] of
- * each on average, the fractions carried from one accept to the next (per thread). */
-static void accept_calls(int fd)
+/* The calls the original made once a connection: M->per_accept[s] of each on average, the
+ * fractions carried from one connection to the next (per thread). Made by the thread that
+ * serves the connection as it takes it (accepted there, handed to it, or its own thread or
+ * process), since the model counts them among the network threads' syscalls: made at the
+ * accept, memcached's clone made its getpeername on the acceptor (-100 % in --check). A
+ * shared epoll, where no thread takes a connection, has them made by the acceptor. */
+static void accept_calls(int fd, int epfd)
 {
 	static __thread double carry[CS__COUNT];
 	int s;
@@ -968,7 +979,7 @@ static void accept_calls(int fd)
 		if (M->per_accept[s] <= 0)
 			continue;
 		for (carry[s] += M->per_accept[s]; carry[s] >= 1; carry[s] -= 1)
-			socket_call(s, fd);
+			socket_call(s, fd, epfd);
 	}
 }
 
@@ -980,7 +991,6 @@ static int do_accept(int lfd)
 	if (fd >= 0) {
 		__atomic_fetch_add(&C->accepts, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&C->conns, 1, __ATOMIC_RELAXED);
-		accept_calls(fd);
 	}
 	return fd;
 }
@@ -1014,6 +1024,7 @@ static void epoll_loop(struct net *n, bool single)
 				if (cfd >= 0) {
 					new_conn(n, cfd);
 					epoll_add(n, cfd, 0);
+					accept_calls(cfd, n->epfd);
 				}
 				/* nginx takes the exclusive listener out and adds it back
 				 * every 16th accept of a worker (else the first worker that
@@ -1036,6 +1047,7 @@ static void epoll_loop(struct net *n, bool single)
 				for (q = 0; q < n->qlen; q++) {
 					new_conn(n, n->queue[q]);
 					epoll_add(n, n->queue[q], 0);
+					accept_calls(n->queue[q], n->epfd);
 				}
 				n->qlen = 0;
 				pthread_mutex_unlock(&n->lock);
@@ -1079,10 +1091,12 @@ static void conn_loop(int fd)
 	if (M->network_io == CLONE_IO_EPOLL) {
 		n.epfd = epoll_create1(EPOLL_CLOEXEC);
 		epoll_add(&n, fd, 0);
+		accept_calls(fd, n.epfd);
 		epoll_loop(&n, true);
 		close(n.epfd);
 		goto out;
 	}
+	accept_calls(fd, -1);
 	set_nonblock(fd, M->network_io != CLONE_IO_BLOCKING);
 	while (!stopping) {
 		if (M->network_io == CLONE_IO_POLL || M->network_io == CLONE_IO_NONBLOCKING) {
@@ -1185,6 +1199,7 @@ static void dispatch(int fd)
 	if (M->handoff == CLONE_HANDOFF_SHARED_EPOLL) {
 		struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.fd = fd};
 
+		accept_calls(fd, -1);
 		count(CS_EPOLL_CTL);
 		epoll_ctl(n->epfd, EPOLL_CTL_ADD, fd, &ev);
 		return;

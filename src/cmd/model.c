@@ -173,6 +173,7 @@ static int add_trace_run(struct model *m, const struct trace ***traces, struct t
 	run = &m->runs[m->nr_runs];
 	memset(run, 0, sizeof(*run));
 	run->index = (unsigned)m->nr_runs;
+	run->reconnect_s = -1; /* a trace's: not known */
 	run->trace_path = path;
 	if (fds) {
 		run->fds = *fds;
@@ -618,6 +619,7 @@ int cmd_model(int argc, char **argv)
 		}
 		run = &m.runs[m.nr_runs - 1];
 		run->conns = co.spec.conns;
+		run->reconnect_s = load_cmd ? -1 : co.spec.reconnect_s;
 		run->rate = co.spec.rate;
 		run->duration_s = co.spec.duration_s;
 		if (!load_cmd) {

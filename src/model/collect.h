@@ -35,8 +35,8 @@ void model__kallsyms_free(struct ktext_copy *k);
 
 /* The threads tids' (the network threads') CPU per request with nothing recording: the
  * built-in load of co->spec runs once more, unrecorded, in 3 slices, and their CPU time
- * and voluntary switches over each (/proc/TID/schedstat, status) are divided by the requests it completed
- * (the recorder's own cost on those threads, its syscall and scheduler probes, is not in
+ * and voluntary switches over each (/proc/TID/schedstat, status) are divided by the requests it
+ * completed (the recorder's own cost on those threads, its syscall and scheduler probes, is not in
  * it); *out is the median slice's. Returns 0 with *out, or -errno: -ESRCH when a thread is
  * gone, the load's error. */
 struct model_cpu_run; /* model.h */

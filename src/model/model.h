@@ -180,6 +180,9 @@ struct model_run {
 	unsigned index;
 	unsigned conns; /* asked of the load, 0 when not known */
 	double rate, duration_s;
+	/* the built-in client's --reconnect (s), < 0 when not known (a command, a trace), 0:
+	 * connections kept open */
+	double reconnect_s;
 	double load_elapsed_s;
 	uint64_t client_requests; /* as the client counted them, 0 when not known */
 	double client_rps;

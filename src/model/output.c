@@ -67,6 +67,8 @@ static json_t *runs_json(const struct model *m)
 				(json_int_t)distinct_pids(run), "trace",
 				run->trace_path ? json_string(run->trace_path) : json_null(),
 				"syscalls_sampled", run->sampled));
+		json_object_set_new(json_array_get(a, r), "reconnect_s",
+				    num_or_null(run->reconnect_s, run->reconnect_s >= 0));
 		json_object_set_new(json_array_get(a, r), "on_cpu_us_per_request",
 				    run->cycles ? json_real(run->net_on_ns / 1e3 / run->cycles)
 						: json_null());
@@ -588,9 +590,10 @@ static json_t *user_json(const struct model *m)
 
 static json_t *profile_json(const struct model *m, struct sc_sum *sum, size_t *nr_out)
 {
-	uint64_t cycles = 0, on_ns = 0, unknown = 0;
-	json_t *a = json_array();
+	uint64_t cycles = 0, on_ns = 0, unknown = 0, conns = 0, reqs = 0;
+	json_t *a = json_array(), *o;
 	double per;
+	size_t r;
 	int nr, k;
 
 	sum_syscalls(m, sum, &cycles, &on_ns, &unknown);
@@ -658,12 +661,21 @@ static json_t *profile_json(const struct model *m, struct sc_sum *sum, size_t *n
 		}
 	}
 	*nr_out = (size_t)nr;
-	return json_pack(
-		"{s:I, s:f, s:o, s:o, s:o, s:I, s:o}", "requests", (json_int_t)cycles,
-		"on_cpu_us_per_request", cycles ? on_ns / 1e3 / cycles : 0.0, "user_us_per_request",
-		user_json(m), "on_cpu_us_per_request_unrecorded",
-		m->nr_cpu_unrecorded ? json_real(m->cpu_unrecorded[0].cpu_us) : json_null(),
-		"cpu_unrecorded", cpu_runs_json(m), "unknown", (json_int_t)unknown, "syscalls", a);
+	o = json_pack("{s:I, s:f, s:o, s:o, s:o, s:I, s:o}", "requests", (json_int_t)cycles,
+		      "on_cpu_us_per_request", cycles ? on_ns / 1e3 / cycles : 0.0,
+		      "user_us_per_request", user_json(m), "on_cpu_us_per_request_unrecorded",
+		      m->nr_cpu_unrecorded ? json_real(m->cpu_unrecorded[0].cpu_us) : json_null(),
+		      "cpu_unrecorded", cpu_runs_json(m), "unknown", (json_int_t)unknown,
+		      "syscalls", a);
+	/* Connections accepted per request, over every run: what the calls made once a
+	 * connection are divided by (srvscope clone), whichever thread accepted. */
+	for (r = 0; r < m->nr_runs; r++) {
+		conns += m->runs[r].nr_conn;
+		reqs += model_run__requests(&m->runs[r]);
+	}
+	json_object_set_new(o, "accepts_per_request",
+			    reqs ? json_real((double)conns / (double)reqs) : json_null());
+	return o;
 }
 
 static uint64_t cycle_key(const struct model_cycle *c)

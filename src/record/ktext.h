@@ -34,7 +34,7 @@ struct ktext_async {
 	/* run by the thread on the text once read (NULL: none), before it is taken */
 	void (*scan)(void *arg, const char *text, size_t len);
 	void *scan_arg;
-	char *text;	   /* the text, or once packed its zstd frame */
+	char *text; /* the text, or once packed its zstd frame */
 	size_t len;
 	bool packed;	   /* text is the zstd frame */
 	int err;	   /* errno of a failed read */

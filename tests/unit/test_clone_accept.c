@@ -20,9 +20,7 @@ static int parse(const char *const *add, const double *per, bool in_cycle, struc
 	size_t i;
 	int ret;
 
-	snprintf(path, sizeof(path), "%.*s/../fixtures/models/redis.json",
-		 (int)(strrchr(__FILE__, '/') - __FILE__), __FILE__);
-	root = json_load_file(path, 0, NULL);
+	root = json_load_file(unit_fixture(path, sizeof(path), "models/redis.json"), 0, NULL);
 	if (!root)
 		return -ENOENT;
 	sp = json_object_get(root, "syscall_profile");
@@ -57,6 +55,10 @@ int main(void)
 	static const double none_per[] = {0.06};
 	static const char *const many[] = {"accept", "getsockname", "getsockopt", NULL};
 	static const double many_per[] = {0.0001, 1.0, 0.0003};
+	static const char *const ctl[] = {"accept4", "epoll_ctl", NULL};
+	static const double ctl_per[] = {0.01, 0.04};
+	static const char *const ctl_one[] = {"accept4", "epoll_ctl", NULL};
+	static const double ctl_one_per[] = {0.01, 0.009};
 	int s, others = 0;
 
 	is_int(parse(redis, redis_per, false, &m), 0, "redis's model with its accept's calls");
@@ -84,5 +86,13 @@ int main(void)
 	   m.per_accept[CS_GETSOCKNAME]);
 	ok(near(m.per_accept[CS_GETSOCKOPT], 3), "accept counts as accept4 does (%g)",
 	   m.per_accept[CS_GETSOCKOPT]);
+
+	/* memcached's workers: 3.4 epoll_ctl a connection, where the clone adds it once */
+	is_int(parse(ctl, ctl_per, false, &m), 0, "epoll_ctl 0.04 a request at 0.01 accepts");
+	ok(near(m.per_accept[CS_EPOLL_CTL], 3), "3 more a connection than the clone's add (%g)",
+	   m.per_accept[CS_EPOLL_CTL]);
+	is_int(parse(ctl_one, ctl_one_per, false, &m), 0, "epoll_ctl as often as accept4");
+	ok(m.per_accept[CS_EPOLL_CTL] == 0, "the clone's own add is all (%g)",
+	   m.per_accept[CS_EPOLL_CTL]);
 	return done_testing();
 }

@@ -20,9 +20,7 @@ static int parse(const char *edit, struct clone_model *m, char *err, size_t errl
 	size_t i;
 	int ret;
 
-	snprintf(path, sizeof(path), "%.*s/../fixtures/models/memcached.json",
-		 (int)(strrchr(__FILE__, '/') - __FILE__), __FILE__);
-	root = json_load_file(path, 0, NULL);
+	root = json_load_file(unit_fixture(path, sizeof(path), "models/memcached.json"), 0, NULL);
 	if (!root)
 		return -ENOENT;
 	runs = json_array();

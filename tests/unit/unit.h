@@ -39,6 +39,13 @@ static int unit_n, unit_failed;
 		_r;                                                                        \
 	})
 
+/* The path of tests/fixtures/NAME ("models/redis.json") into buf, found from the test's
+ * own source file, so that it runs from any directory; buf. */
+#define unit_fixture(buf, size, name)                                                      \
+	(snprintf((buf), (size), "%.*s/../fixtures/%s",                                    \
+		  (int)(strrchr(__FILE__, '/') - __FILE__), __FILE__, (name)),             \
+	 (buf))
+
 static inline int done_testing(void)
 {
 	printf("1..%d\n", unit_n);
