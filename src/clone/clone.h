@@ -121,6 +121,18 @@ struct clone_step {
 	int timeout_ms; /* epoll_wait/poll/select, -1 none */
 };
 
+/* A file the network threads used now and then beside their requests, not in the cycle
+ * (redis reads /proc/self/stat in its 10 Hz cron: openat, read, close): made on the scratch
+ * file as often a request, its ops in order, after the answers. */
+#define CLONE_MAX_FILE_USES 4
+#define CLONE_MAX_FILE_OPS  8
+struct clone_file_use {
+	double per_request;
+	uint64_t read_bytes; /* a read op's */
+	unsigned nops;
+	enum clone_sys ops[CLONE_MAX_FILE_OPS];
+};
+
 /* A background (or idle) cluster: threads that wake at a period and do some work. */
 struct clone_bg {
 	char name[CLONE_NAME];
@@ -190,6 +202,12 @@ struct clone_model {
 	 * from the network threads' syscalls per request over their accepts per request,
 	 * where the cycle does not make them. */
 	double per_accept[CS__COUNT];
+	/* The listener is read until it has no connection left (non-blocking, accept again
+	 * until EAGAIN), as the original's network threads did: their accept calls found none
+	 * about as often as they found one (redis: 0.02 calls a request, half EAGAIN). */
+	bool accept_drain;
+	unsigned nfile_uses;
+	struct clone_file_use file_use[CLONE_MAX_FILE_USES];
 	uint64_t file_size;    /* the scratch file per-request file work uses */
 	uint64_t answer_bytes; /* what the cycle's write steps carried, 0 unknown */
 	unsigned nbg;

@@ -640,9 +640,63 @@ static void default_cycle(struct clone_model *m)
 	}
 }
 
+static double syscall_per_request(const json_t *sp, const char *name)
+{
+	json_t *sys = sp ? json_object_get(sp, "syscalls") : NULL, *s;
+	double n = 0;
+	size_t i;
+
+	json_array_foreach(sys, i, s)
+	{
+		const char *nm = json_string_value(json_object_get(s, "name"));
+
+		if (nm && !strcmp(nm, name))
+			n += json_number_value(json_object_get(s, "per_request"));
+	}
+	return n;
+}
+
+/* f as a use beside the requests (clone_file_use) when the cycle does no file work (nginx's
+ * does: its files are served by it) and the network threads made its open (their profile
+ * has as many; a background thread's file is its cluster's work). */
+static void file_use(const json_t *f, const json_t *sp, struct clone_model *m)
+{
+	double opens = json_number_value(json_object_get(f, "opens_per_request")),
+	       reads = json_number_value(json_object_get(f, "reads_per_request")),
+	       rbytes = json_number_value(json_object_get(f, "read_bytes_per_request"));
+	json_t *ops = json_object_get(f, "ops"), *o;
+	struct clone_file_use *u;
+	unsigned i;
+	size_t k;
+
+	for (i = 0; i < m->nsteps; i++)
+		if (m->steps[i].file ||
+		    (m->steps[i].sys >= CS_STAT && m->steps[i].sys <= CS_FDATASYNC))
+			return;
+	if (!(opens > 0) || !json_is_array(ops) || m->nfile_uses >= CLONE_MAX_FILE_USES)
+		return;
+	o = json_array_get(ops, 0);
+	if (!json_is_string(o) || syscall_per_request(sp, json_string_value(o)) < 0.5 * opens)
+		return;
+	u = &m->file_use[m->nfile_uses];
+	memset(u, 0, sizeof(*u));
+	u->per_request = opens < 1000 ? opens : 1000;
+	u->read_bytes = reads > 0 && rbytes > 0 ? (uint64_t)(rbytes / reads) : 4096;
+	json_array_foreach(ops, k, o)
+	{
+		enum clone_sys cs = clone_sys__from_name(json_string_value(o));
+
+		if (cs != CS_NONE && u->nops < CLONE_MAX_FILE_OPS)
+			u->ops[u->nops++] = cs;
+	}
+	if (u->nops)
+		m->nfile_uses++;
+}
+
 static int parse_files(struct ctx *c, const json_t *root, struct clone_model *m)
 {
 	json_t *files = json_object_get(root, "files"), *f;
+	json_t *sp = json_object_get(root, "syscall_profile");
 	size_t i;
 
 	if (!files || json_is_null(files))
@@ -659,6 +713,7 @@ static int parse_files(struct ctx *c, const json_t *root, struct clone_model *m)
 			return -EINVAL;
 		if (size > m->file_size)
 			m->file_size = size;
+		file_use(f, sp, m);
 	}
 	return 0;
 }
@@ -752,7 +807,7 @@ static int parse_per_accept(struct ctx *c, const json_t *sp, struct clone_model 
 	static const enum clone_sys once[] = {CS_SETSOCKOPT, CS_GETSOCKOPT, CS_GETPEERNAME,
 					      CS_GETSOCKNAME};
 	json_t *sys = sp ? json_object_get(sp, "syscalls") : NULL, *s;
-	double pr[CS__COUNT] = {0}, accepts = 0, v;
+	double pr[CS__COUNT] = {0}, accepts = 0, empty = 0, v;
 	unsigned k, i;
 	size_t j;
 
@@ -768,11 +823,16 @@ static int parse_per_accept(struct ctx *c, const json_t *sp, struct clone_model 
 		snprintf(where, sizeof(where), "syscall_profile.syscalls[%zu]", j);
 		if (get_num(c, s, where, "per_request", 0, 1e6, false, false, 0, &v))
 			return -EINVAL;
-		if (!strcmp(name, "accept") || !strcmp(name, "accept4"))
+		if (!strcmp(name, "accept") || !strcmp(name, "accept4")) {
 			accepts += v;
-		else if (clone_sys__from_name(name) != CS_NONE)
+			empty += json_number_value(
+				json_object_get(json_object_get(s, "ret"), "EAGAIN"));
+		} else if (clone_sys__from_name(name) != CS_NONE)
 			pr[clone_sys__from_name(name)] += v;
 	}
+	/* An accept that finds none for two or three that find one: the listener drained.
+	 * (A server that waits for its listener accepts once a wake-up: none finds none.) */
+	m->accept_drain = accepts > 0 && empty >= 0.3 * (accepts - empty);
 	/* Connections, not accept calls (one that found none is a call too), and also where
 	 * the network threads do not accept (memcached's main thread does: its workers'
 	 * getpeername had no accept to go with in their profile). */

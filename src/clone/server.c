@@ -590,6 +590,10 @@ static void do_file(struct net *n, const struct clone_step *st)
 	case CS_FSTAT:
 		fstat(req_file(n), &sb);
 		break;
+	case CS_READ: /* a file's read (clone_step.file, a file use): from where it is */
+		if (read(req_file(n), buf, bytes ? bytes : 4096) < 0)
+			break;
+		break;
 	case CS_PREAD:
 		if (pread(req_file(n), buf, bytes ? bytes : 4096, file_off(n, bytes)) < 0)
 			break;
@@ -856,6 +860,25 @@ static int send_answers(struct net *n, struct conn *c, unsigned first)
 	return 0;
 }
 
+/* The files used beside the requests (clone_model.file_use), as often a request: each
+ * use's ops in order on the scratch file, the fractions carried from one request to the
+ * next (per thread). */
+static void file_uses(struct net *n)
+{
+	static __thread double carry[CLONE_MAX_FILE_USES];
+	unsigned u, k;
+
+	for (u = 0; u < M->nfile_uses && u < CLONE_MAX_FILE_USES; u++) {
+		const struct clone_file_use *f = &M->file_use[u];
+
+		for (carry[u] += f->per_request; carry[u] >= 1; carry[u] -= 1)
+			for (k = 0; k < f->nops && k < CLONE_MAX_FILE_OPS; k++)
+				do_file(n, &(struct clone_step){.sys = f->ops[k],
+								.file = true,
+								.bytes = f->read_bytes});
+	}
+}
+
 /* Answers every whole request in c->in, their answers sent together (as memcached sends
  * the answers of pipelined requests in one sendmsg). Returns the number answered or <0
  * to close. */
@@ -888,8 +911,10 @@ static int serve_buffered(struct net *n, struct conn *c, unsigned first)
 		return 0;
 	if ((err = send_answers(n, c, first)))
 		return err;
-	for (k = 0; k < done; k++)
+	for (k = 0; k < done; k++) {
 		side_steps(n, c, first, false);
+		file_uses(n);
+	}
 	return close ? -ECONNRESET : done;
 }
 
@@ -1019,21 +1044,25 @@ static void epoll_loop(struct net *n, bool single)
 			struct conn *c;
 
 			if (fd == n->listen_fd) {
-				int cfd = do_accept(fd);
+				int cfd;
 
-				if (cfd >= 0) {
+				/* the listener drained (M->accept_drain) or one a wake-up */
+				while ((cfd = do_accept(fd)) >= 0) {
 					new_conn(n, cfd);
 					epoll_add(n, cfd, 0);
 					accept_calls(cfd, n->epfd);
-				}
-				/* nginx takes the exclusive listener out and adds it back
-				 * every 16th accept of a worker (else the first worker that
-				 * added it gets nearly every connection): its model has 160
-				 * epoll_ctl for 140 accepts, 10 of them removals */
-				if (M->epoll_exclusive && cfd >= 0 && n->accepts++ % 16 == 0) {
-					count(CS_EPOLL_CTL);
-					epoll_ctl(n->epfd, EPOLL_CTL_DEL, fd, NULL);
-					epoll_add(n, fd, EPOLLEXCLUSIVE);
+					/* nginx takes the exclusive listener out and adds it
+					 * back every 16th accept of a worker (else the first
+					 * worker that added it gets nearly every connection):
+					 * its model has 160 epoll_ctl for 140 accepts, 10 of
+					 * them removals */
+					if (M->epoll_exclusive && n->accepts++ % 16 == 0) {
+						count(CS_EPOLL_CTL);
+						epoll_ctl(n->epfd, EPOLL_CTL_DEL, fd, NULL);
+						epoll_add(n, fd, EPOLLEXCLUSIVE);
+					}
+					if (!M->accept_drain)
+						break;
 				}
 				continue;
 			}
@@ -1248,10 +1277,12 @@ static void *acceptor(void *arg)
 		default:
 			break;
 		}
-		fd = do_accept(lfd);
-		if (fd >= 0)
+		while ((fd = do_accept(lfd)) >= 0) {
 			dispatch(fd);
-		else if (errno == EMFILE || errno == ENFILE)
+			if (!M->accept_drain || M->accept_io == CLONE_IO_BLOCKING)
+				break;
+		}
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE))
 			usleep(10000);
 	}
 	return NULL;
@@ -1417,6 +1448,9 @@ static int make_listener(bool reuseport)
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (reuseport)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+	/* drained, it must not wait for a connection that another thread took */
+	if (M->accept_drain && M->accept_io != CLONE_IO_BLOCKING)
+		set_nonblock(fd, true);
 	if (bind(fd, (struct sockaddr *)&bind_addr, sizeof(bind_addr)) || listen(fd, 1024)) {
 		int err = -errno;
 
