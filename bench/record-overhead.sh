@@ -39,7 +39,11 @@
 # syscall programs then stay attached all along, as no syscall is seen to sample);
 # idle, nothing recorded (a sleep in the recorder's place): what the bench gives when there is
 # nothing to measure, its noise and its bias; bpftrace-empty, bpftrace with empty programs on
-# sched_switch, sched_waking and sched_wakeup: what any BPF tool on those events costs here.
+# sched_switch, sched_waking and sched_wakeup: what any BPF tool on those events costs here;
+# bpftrace-model-empty, bpftrace with empty programs on the events srvscope model cannot do
+# without: sched_switch, every syscall's entry (raw_syscalls:sys_enter) and a 99 Hz on-CPU
+# sample (not every syscall's exit, which the model has only in its windows): what any BPF
+# tool that describes a server by its switches and syscalls costs here.
 # Usage (root): [MODES=...] [PIN=1] [FLOOR=1] [CLIENT_NETNS=1] [STEADY=1 [SEG=S]] bench/record-overhead.sh [ROUNDS [GETS_PER_CONNECTION]]
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -69,7 +73,7 @@ cleanup() {
 trap cleanup EXIT
 
 bench_need record-overhead memcached memcslap perf
-case " ${MODES:-} " in *" bpftrace-empty "*) bench_need record-overhead bpftrace ;; esac
+case " ${MODES:-} " in *" bpftrace-empty "* | *" bpftrace-model-empty "*) bench_need record-overhead bpftrace ;; esac
 [ "$(id -u)" = 0 ] || { echo "record-overhead: run as root (BPF, perf)" >&2; exit 1; }
 [ -x "$SRVSCOPE" ] || { echo "record-overhead: build srvscope first (make)" >&2; exit 1; }
 
@@ -150,9 +154,14 @@ start_recorder() { # MODE
 		sleep 100000 &
 		REC=$!
 		;;
-	bpftrace-empty) # another tool's floor: empty programs on the scheduler's tracepoints
-		$RECORDER_CPU bpftrace -e 'tracepoint:sched:sched_switch { } tracepoint:sched:sched_waking { }
-			tracepoint:sched:sched_wakeup { }' >"$OUT/bpftrace.out" 2>&1 &
+	bpftrace-empty | bpftrace-model-empty)
+		# another tool's floor: empty programs on the scheduler's tracepoints, or on the
+		# events a model needs
+		local prog='tracepoint:sched:sched_switch { } tracepoint:sched:sched_waking { }
+			tracepoint:sched:sched_wakeup { }'
+		[ "$1" = bpftrace-model-empty ] && prog='tracepoint:sched:sched_switch { }
+			tracepoint:raw_syscalls:sys_enter { } profile:hz:99 { }'
+		$RECORDER_CPU bpftrace -e "$prog" >"$OUT/bpftrace.out" 2>&1 &
 		REC=$!
 		wait_for "$OUT/bpftrace.out" "Attaching" || echo "# bpftrace did not start" >&2
 		;;
