@@ -861,7 +861,7 @@ static int send_answers(struct net *n, struct conn *c, unsigned first)
 }
 
 /* The files used beside the requests (clone_model.file_use), as often a cycle: each
- * use's ops in order on the scratch file, the fractions carried from one request to the
+ * use's ops in order on the scratch file, the fractions carried from one cycle to the
  * next (per thread). */
 static void file_uses(struct net *n)
 {
