@@ -203,16 +203,20 @@ static json_t *model_clone(pid_t pid, const char *url, const json_t *runs, unsig
 		    dup2(fd, STDERR_FILENO) < 0)
 			_exit(127);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (by_runs && reconnect >= 0)
-			execl("/proc/self/exe", "srvscope", "model", "-p", a_pid, "--client", url,
-			      "--config", cfg, "--reconnect", a_rec, "-o", out, (char *)NULL);
-		else if (by_runs)
-			execl("/proc/self/exe", "srvscope", "model", "-p", a_pid, "--client", url,
-			      "--config", cfg, "-o", out, (char *)NULL);
-		else
-			execl("/proc/self/exe", "srvscope", "model", "-p", a_pid, "--client", url,
-			      "--conns", a_conns, "--rate", a_rate, "--duration", a_secs, "-o", out,
-			      (char *)NULL);
+		char *by_run[] = {"--conns", a_conns, "--rate", a_rate, "--duration", a_secs, NULL},
+		     *by_cfg[] = {"--config", cfg, "--reconnect", a_rec, NULL};
+		char *argv[16] = {"srvscope", "model", "-p", a_pid, "--client", (char *)url};
+		char **load = by_runs ? by_cfg : by_run;
+		int k = 6;
+
+		if (by_runs && reconnect < 0)
+			by_cfg[2] = NULL; /* the model's default reconnect period */
+		while (*load)
+			argv[k++] = *load++;
+		argv[k++] = "-o";
+		argv[k++] = out;
+		argv[k] = NULL;
+		execv("/proc/self/exe", argv);
 		_exit(127);
 	}
 	if (c > 0)

@@ -11,16 +11,30 @@
 #include "clone/clone.h"
 #include "unit.h"
 
+/* root (taken) parsed into m; the parser's line said when it fails */
+static int parse_root(json_t *root, struct clone_model *m)
+{
+	char err[256], *text = json_dumps(root, 0);
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	ret = clone_model__parse(text, strlen(text), m, err, sizeof(err));
+	if (ret)
+		printf("# %s\n", err);
+	free(text);
+	json_decref(root);
+	return ret;
+}
+
 /* tests/fixtures/models/redis.json with these syscalls added to its profile ("name",
  * per_request pairs, NULL-terminated; eagain: the share of those calls that returned
  * EAGAIN, each, or NULL), and setsockopt put in its cycle when in_cycle */
 static int parse_ret(const char *const *add, const double *per, const double *eagain,
 		     bool in_cycle, struct clone_model *m)
 {
-	char path[4096], err[256], *text;
+	char path[4096];
 	json_t *root, *sp, *sys;
 	size_t i;
-	int ret;
 
 	root = json_load_file(unit_fixture(path, sizeof(path), "models/redis.json"), 0, NULL);
 	if (!root)
@@ -35,14 +49,7 @@ static int parse_ret(const char *const *add, const double *per, const double *ea
 	if (in_cycle)
 		json_array_append_new(json_object_get(sp, "cycle"),
 				      json_pack("{s:s}", "syscall", "setsockopt"));
-	text = json_dumps(root, 0);
-	memset(m, 0, sizeof(*m));
-	ret = clone_model__parse(text, strlen(text), m, err, sizeof(err));
-	if (ret)
-		printf("# %s\n", err);
-	free(text);
-	json_decref(root);
-	return ret;
+	return parse_root(root, m);
 }
 
 static int parse(const char *const *add, const double *per, bool in_cycle, struct clone_model *m)
@@ -54,9 +61,8 @@ static int parse(const char *const *add, const double *per, bool in_cycle, struc
  * 0.005 times a request, by the network thread when net_opens (its profile's openat) */
 static int parse_file_use(double net_opens, struct clone_model *m)
 {
-	char path[4096], err[256], *text;
+	char path[4096];
 	json_t *root, *sys;
-	int ret;
 
 	root = json_load_file(unit_fixture(path, sizeof(path), "models/redis.json"), 0, NULL);
 	if (!root)
@@ -71,14 +77,7 @@ static int parse_file_use(double net_opens, struct clone_model *m)
 			  "opens_per_request", 0.005, "reads_per_request", 0.005,
 			  "writes_per_request", 0.0, "read_bytes_per_request", 1.605,
 			  "written_bytes_per_request", 0.0, "ops", "openat", "read", "close"));
-	text = json_dumps(root, 0);
-	memset(m, 0, sizeof(*m));
-	ret = clone_model__parse(text, strlen(text), m, err, sizeof(err));
-	if (ret)
-		printf("# %s\n", err);
-	free(text);
-	json_decref(root);
-	return ret;
+	return parse_root(root, m);
 }
 
 static bool near(double got, double want)
