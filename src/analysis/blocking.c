@@ -115,6 +115,13 @@ static void open_episode(struct thr *th, uint64_t ts, uint32_t tid, uint32_t pid
 	th->woken = false;
 }
 
+/* The thread's switches were left out (SWITCH_*_GAP): its open wait is dropped. */
+static void forget(struct thr *th)
+{
+	th->open = false;
+	th->early_waking = NULL;
+}
+
 static void on_waking(struct thr *th, const struct rec *e)
 {
 	struct block_episode *ep = &th->ep;
@@ -212,6 +219,10 @@ static void analyze(const struct trace *t, const struct block_filter *f, struct 
 			if (e->sw.flags & SWITCH_PREV_TARGET) {
 				th = thr(&s, e->h.tid);
 				th->seen = true;
+				/* Its switches were left out since: a wait under way is not known
+				 * to be one. */
+				if (e->sw.flags & SWITCH_PREV_GAP)
+					forget(th);
 				if (th->open) /* a switch-in was lost: close at this point */
 					th->ep.end_ns = e->h.ts, emit(&s, th);
 				if (blocking__is_blocked_state(e->h.aux)) {
@@ -227,6 +238,8 @@ static void analyze(const struct trace *t, const struct block_filter *f, struct 
 			if ((e->sw.flags & SWITCH_NEXT_TARGET) && e->sw.next_tid) {
 				th = thr(&s, e->sw.next_tid);
 				th->seen = true;
+				if (e->sw.flags & SWITCH_NEXT_GAP)
+					forget(th);
 				if (th->open) {
 					th->ep.end_ns = e->h.ts;
 					emit(&s, th);

@@ -119,8 +119,13 @@ void sched__analyze(const struct trace *t, struct sched_report *r)
 		case REC_SWITCH:
 			if ((e->sw.flags & SWITCH_PREV_TARGET) && e->h.tid)
 				switch_out(task(&s, e->h.tid, e->h.pid), e);
-			if ((e->sw.flags & SWITCH_NEXT_TARGET) && e->sw.next_tid)
-				switch_in(task(&s, e->sw.next_tid, e->sw.next_pid), e->h.ts);
+			if ((e->sw.flags & SWITCH_NEXT_TARGET) && e->sw.next_tid) {
+				k = task(&s, e->sw.next_tid, e->sw.next_pid);
+				/* when it became ready: unknown */
+				if (e->sw.flags & SWITCH_NEXT_GAP)
+					k->ready_since = 0;
+				switch_in(k, e->h.ts);
+			}
 			break;
 		case REC_WAKEUP:
 		case REC_WAKEUP_NEW:

@@ -77,6 +77,8 @@ static void switch_slices(const struct trace *t, struct builder *b)
 			uint64_t cpu;
 
 			r = run_of(b, e->h.tid, e->h.pid);
+			if (e->sw.flags & SWITCH_PREV_GAP) /* its switches were left out */
+				r->on_since = 0;
 			cpu = sched__interval_runtime(&r->clock, e, r->on_since);
 			if (r->on_since)
 				add(b, e->h.tid, e->h.pid, TL_RUNNING, r->on_since, e->h.ts, false,
@@ -86,6 +88,8 @@ static void switch_slices(const struct trace *t, struct builder *b)
 		}
 		if ((e->sw.flags & SWITCH_NEXT_TARGET) && e->sw.next_tid) {
 			r = run_of(b, e->sw.next_tid, e->sw.next_pid);
+			if (e->sw.flags & SWITCH_NEXT_GAP)
+				r->preempted_since = 0;
 			if (r->preempted_since)
 				add(b, e->sw.next_tid, e->sw.next_pid, TL_PREEMPTED,
 				    r->preempted_since, e->h.ts, false, 0, 0);

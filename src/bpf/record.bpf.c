@@ -37,6 +37,11 @@ const volatile bool want_cost = false;	       /* --cost: the cache_stats counter
  * record (header only) for each switch, waking and wake-up of a target and do nothing else,
  * the context programs nothing. The verifier drops the branches of the other values. */
 const volatile __u32 floor_mode = 0;
+/* Switch windows (record_opts.switch_windows; syscall sampling only): between the syscall
+ * windows, the switches of a target task that has switched more than this many times
+ * since the last window opened (sw_period) are left out, and its next record says so
+ * (SWITCH_*_GAP); a task that switches less is written whole. 0: every switch. */
+const volatile __u32 switch_windows = 0;
 
 #define PF_KTHREAD   0x00200000
 #define TASK_RUNNING 0
@@ -226,6 +231,12 @@ struct task_state {
 	__u8 out;	/* entered between syscall windows: written as REC_SYSCALL_FD */
 	__u8 lifecycle; /* split sampling: an fd syscall, fd_exit writes it */
 	__u32 gen;	/* sys_window_gen when entered */
+	/* switch_windows: the task's switches since sw_period last changed, and whether
+	 * some were left out since its last record */
+	__u32 sw_period;
+	__u16 sw_count;
+	__u8 sw_gap;
+	__u8 sw_pad;
 };
 
 struct {
@@ -234,6 +245,14 @@ struct {
 	__type(key, int);
 	__type(value, struct task_state);
 } task_states SEC(".maps");
+
+/* Syscall sampling (record_opts.syscall_budget): user space sets this between the windows
+ * in which every syscall is written; meanwhile only the calls that give out, change or
+ * take back fds are (as REC_SYSCALL_FD), so that connections and fd kinds are followed
+ * whole, and the rest cost a bit test. */
+__u32 sys_between_windows;
+/* Changed by user space as each syscall window opens: switch_windows' counts start over. */
+__u32 sw_period;
 
 /* Kernel stacks of interrupt contexts (kind x detail), per CPU. A softirq wakes tasks
  * through several paths in turn (a segment queued or handled at once), entered from
@@ -574,7 +593,8 @@ static __always_inline struct rec *rec_reserve(__u64 ts, __u16 type, __u32 tid, 
 		batch_send(b);
 	if (d == 0 && b->h.n < REC_BATCH_RECS && !no_batch) {
 		if (!b->h.n) /* before the record counts (rec_submit) */
-			batch_since[bpf_get_smp_processor_id() & (REC_BATCH_CPUS - 1)] = ts ? ts : 1;
+			batch_since[bpf_get_smp_processor_id() & (REC_BATCH_CPUS - 1)] =
+				ts ? ts : 1;
 		r = &b->recs[b->h.n & (REC_BATCH_RECS - 1)];
 	} else
 		r = &b->nest[d & (NEST_SLOTS - 1)];
@@ -1623,6 +1643,21 @@ static __always_inline __s32 polled_fd(const struct user_place *u, __u32 *flags)
 	return i;
 }
 
+/* switch_windows: counts a switch of the task whose state st is (NULL: no target, or no
+ * state) and tells whether it has switched more than switch_windows times this period. */
+static __always_inline bool switch_busy(struct task_state *st)
+{
+	if (!st)
+		return true;
+	if (st->sw_period != sw_period) {
+		st->sw_period = sw_period;
+		st->sw_count = 0;
+	}
+	if (st->sw_count < 0xffff)
+		st->sw_count++;
+	return st->sw_count > switch_windows;
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
@@ -1631,15 +1666,37 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	bool prev_t = is_target(prev_tgid), next_t = is_target(next_tgid);
 	__u64 kstack = 0, ustack = 0, ts;
 	struct user_place u = {.nr = -1};
-	struct task_state *st;
+	struct task_state *st, *ps = NULL, *ns = NULL;
 	struct rec *r;
 	__s32 fd = -1;
 	__u32 fd_flags = 0;
+	bool busy;
 
 	if (!prev_t && !next_t)
 		return 0;
 	if (floor_mode == 2)
 		return bare_record(REC_SWITCH, prev->pid, prev_tgid);
+	if (switch_windows) {
+		ps = prev_t ? bpf_task_storage_get(&task_states, prev, 0,
+						   BPF_LOCAL_STORAGE_GET_F_CREATE)
+			    : NULL;
+		ns = next_t ? bpf_task_storage_get(&task_states, next, 0,
+						   BPF_LOCAL_STORAGE_GET_F_CREATE)
+			    : NULL;
+		busy = switch_busy(ps) & switch_busy(ns);
+		/* A side that is no target (or has no state) counts as busy: the switch is
+		 * written when one target side switches seldom. */
+		if (busy && sys_between_windows) {
+			if (ps)
+				ps->sw_gap = 1;
+			if (ns)
+				ns->sw_gap = 1;
+			cs_add(CS_SWLEFT, 1);
+			return 0;
+		}
+		if (sys_between_windows)
+			cs_add(CS_SWKEPT, 1);
+	}
 	ts = bpf_ktime_get_ns();
 	if (preempt)
 		prev_state = TASK_RUNNING;
@@ -1650,7 +1707,9 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 
 		struct stack_cache *c = NULL;
 
-		st = bpf_task_storage_get(&task_states, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		st = ps ? ps
+			: bpf_task_storage_get(&task_states, prev, 0,
+					       BPF_LOCAL_STORAGE_GET_F_CREATE);
 		/* Keeps the address computed after the NULL test, where the verifier wants it. */
 		if (st) {
 			barrier_var(st);
@@ -1679,6 +1738,14 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	r->sw.prev_prio = prev->prio;
 	r->sw.flags = (preempt ? SWITCH_PREEMPT : 0) | (prev_t ? SWITCH_PREV_TARGET : 0) |
 		      (next_t ? SWITCH_NEXT_TARGET : 0) | fd_flags;
+	if (ps && ps->sw_gap) {
+		r->sw.flags |= SWITCH_PREV_GAP;
+		ps->sw_gap = 0;
+	}
+	if (ns && ns->sw_gap) {
+		r->sw.flags |= SWITCH_NEXT_GAP;
+		ns->sw_gap = 0;
+	}
 	/* The kernel charged prev up to the start of __schedule (update_curr ran before this
 	 * tracepoint), so this is its CPU time to the nanosecond, which timestamps are not: a
 	 * task woken onto an idle CPU is charged from its enqueue, not from this switch. */
@@ -1914,12 +1981,6 @@ int BPF_PROG(task_rename, struct task_struct *p, const char *comm)
 }
 
 /* ---- syscalls (--syscalls only: tracing every syscall costs): each written at its exit ---- */
-
-/* Syscall sampling (record_opts.syscall_budget): user space sets this between the windows
- * in which every syscall is written; meanwhile only the calls that give out, change or
- * take back fds are (as REC_SYSCALL_FD), so that connections and fd kinds are followed
- * whole, and the rest cost a bit test. */
-__u32 sys_between_windows;
 
 /* Per CPU: the targets' syscalls written in full (SYSCNT_FULL) and left out between the
  * windows (SYSCNT_OUT, REC_SYSCALL_FD ones included): the share sampled, for user space. */

@@ -85,6 +85,11 @@ enum syscall_count {
  * pollfd array or fd set), and there are more when SWITCH_MORE_FDS. */
 #define SWITCH_POLLED_FD (1u << 3)
 #define SWITCH_MORE_FDS	 (1u << 4)
+/* Switch windows (record_opts.switch_windows): the previous (next) task's switches were
+ * left out since its last record, between syscall windows: what it did meanwhile is not
+ * known (a wait that seems to span the gap did not). */
+#define SWITCH_PREV_GAP (1u << 5)
+#define SWITCH_NEXT_GAP (1u << 6)
 
 /* Why an event or a stack was not recorded: per-CPU counters, kept in the file. */
 enum lost_reason {
@@ -104,6 +109,8 @@ enum cache_stat {
 	CS_UREUSED,	/* user stacks reused */
 	CS_UTAKEN,	/* user stacks walked or dumped */
 	CS_UPENDING,	/* user stacks not taken (ring_half_full); counted without --cost too */
+	CS_SWKEPT,	/* switch windows: switches written between the windows */
+	CS_SWLEFT,	/* ... and left out */
 	CS_NR
 };
 

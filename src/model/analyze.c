@@ -1095,6 +1095,92 @@ static void user_times(const struct trace *t, struct model_run *run)
 	free(u);
 }
 
+/* Switch windows (record_opts.switch_windows): a busy thread's switches are written in the
+ * syscall windows alone, the first one after a gap flagged. Each thread's span (first to
+ * last switch), the part of it in gaps (from its record before a flagged one to it), and
+ * of the rest the time it ran (from a switch-in to its next record). */
+static void switch_gaps(const struct trace *t, struct model_run *run)
+{
+	struct u64map first = {0}, last = {0};
+	uint64_t k, v, f;
+	size_t i;
+	int side;
+
+	for (i = 0; i < t->nr_ev; i++) {
+		const struct rec *e = t->ev[i];
+		bool created;
+
+		/* A thread's state at the start: its span begins there (a wait from the start is
+		 * one of its waits, blocking.c), running when 'R' */
+		if (e->h.type == REC_STATE && e->h.tid) {
+			uint64_t *l = u64map__slot(&last, e->h.tid, &created);
+
+			if (created) {
+				u64map__put(&first, e->h.tid, e->h.ts);
+				*l = e->h.ts << 1 | ((e->h.aux & 0xff) == 'R');
+			}
+			continue;
+		}
+		if (e->h.type != REC_SWITCH)
+			continue;
+		for (side = 0; side < 2; side++) {
+			uint32_t tid = side ? e->sw.next_tid : e->h.tid;
+			uint32_t target = side ? SWITCH_NEXT_TARGET : SWITCH_PREV_TARGET;
+			uint32_t gap = side ? SWITCH_NEXT_GAP : SWITCH_PREV_GAP;
+			struct model_thread *th;
+			uint64_t *l, then;
+
+			if (!tid || !(e->sw.flags & target))
+				continue;
+			th = thread_of(run, tid, side ? e->sw.next_pid : e->h.pid);
+			/* the last record's time, and (low bit) whether it switched the thread in */
+			l = u64map__slot(&last, tid, &created);
+			then = *l >> 1;
+			if (created)
+				u64map__put(&first, tid, e->h.ts);
+			else if ((e->sw.flags & gap) && e->h.ts > then)
+				th->gap_ns += e->h.ts - then;
+			else if ((*l & 1) && e->h.ts > then)
+				th->ran_ns += e->h.ts - then;
+			*l = e->h.ts << 1 | (uint64_t)side;
+		}
+	}
+	for (i = 0; u64map__next(&last, &i, &k, &v);) {
+		struct model_thread *th = find_thread(run, (uint32_t)k);
+
+		f = 0;
+		u64map__get(&first, k, &f);
+		v >>= 1;
+		if (th) /* not one seen only in the start's snapshot */
+			th->span_ns = v > f ? v - f : 0;
+	}
+	u64map__free(&first);
+	u64map__free(&last);
+}
+
+/* A thread with gaps: its time off CPU over its span is the span less its CPU time (exact:
+ * the runtime counter), shared between its waits and its delays as the time outside gaps
+ * it did not run was (not the waits scaled by the span's share outside gaps: a window's
+ * edges fall in long intervals more often than in short ones, and a busy thread's runs are
+ * longer than its waits, so its waits were overweighted). Its wake-ups are scaled up by the
+ * span's share outside gaps. */
+static void scale_to_span(struct model_thread *th)
+{
+	uint64_t seen, idle;
+	double f;
+	int k;
+
+	if (!th->gap_ns || th->span_ns <= th->gap_ns)
+		return;
+	seen = th->span_ns - th->gap_ns;
+	idle = seen > th->ran_ns ? seen - th->ran_ns : 0;
+	f = idle ? (double)(th->span_ns > th->on_ns ? th->span_ns - th->on_ns : 0) / idle : 0;
+	th->off_ns = (uint64_t)(th->off_ns * f);
+	for (k = 0; k < WK_KINDS; k++)
+		th->wait_ns[k] = (uint64_t)(th->wait_ns[k] * f);
+	th->wakes = (uint64_t)(th->wakes * (double)th->span_ns / seen + 0.5);
+}
+
 /* Threads' names, CPU time (the kernel's runtime counter at each switch), on-CPU samples
  * (each weighing its thread's CPU time over its samples) and off-CPU episodes. */
 static void times_and_stacks(const struct trace *t, struct model_run *run, struct walk *w)
@@ -1139,6 +1225,7 @@ static void times_and_stacks(const struct trace *t, struct model_run *run, struc
 		u64map__get(&nsamples, e->h.tid, &n);
 		add_stack(th, e->sample.ustack, e->sample.kstack, n ? th->on_ns / n : 0, true);
 	}
+	switch_gaps(t, run);
 	blocking__analyze_unsorted(t, NULL, &rep);
 	wks = xcalloc(rep.nr ? rep.nr : 1, 1);
 	for (i = 0; i < rep.nr; i++) {
@@ -1151,6 +1238,10 @@ static void times_and_stacks(const struct trace *t, struct model_run *run, struc
 		if (!ep->tid)
 			continue;
 		th = thread_of(run, ep->tid, ep->pid);
+		/* A thread with gaps that blocked in a window and was not seen again: what it
+		 * did after is not known (the recording's end is in a gap). */
+		if (ep->unfinished && th->gap_ns)
+			continue;
 		/* A read that blocks is blocking I/O only on a connection. */
 		if (wk == WK_READ) {
 			if (ep->fd >= 0 && u64map__get(&w->ever, fdkey(ep->pid, ep->fd), &cv))
@@ -1165,6 +1256,8 @@ static void times_and_stacks(const struct trace *t, struct model_run *run, struc
 		add_stack(th, ep->ustack, ep->kstack, ns, false);
 	}
 	periods(run, &rep, wks);
+	for (i = 0; i < run->nr_thr; i++)
+		scale_to_span(&run->thr[i]);
 	free(wks);
 	block_report__free(&rep);
 	for (i = 0; i < run->nr_thr; i++) {

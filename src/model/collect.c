@@ -68,9 +68,9 @@ static void *drive(void *arg)
 }
 
 /* SRVSCOPE_MODEL_RECORD (comma-separated syscalls=0, args=0, stacks=0, wakers=1, hz=N,
- * refresh=MS, fp, dump=BYTES, budget=N, cost): what the recorder is asked for, item by item,
- * for bench/model.sh to measure what each costs the server (a model recorded without some
- * of it lacks what that item gives, wakers=1 adds what it does not need: docs/model.md). */
+ * refresh=MS, fp, dump=BYTES, budget=N, swwin=0, cost): what the recorder is asked for, item by
+ * item, for bench/model.sh to measure what each costs the server (a model recorded without some of
+ * it lacks what that item gives, wakers=1 adds what it does not need: docs/model.md). */
 #define MODEL_SYSCALL_BUDGET 20000
 
 static void record_overrides(struct record_opts *o)
@@ -98,6 +98,8 @@ static void record_overrides(struct record_opts *o)
 			o->stack_refresh_ms = strtod(tok + 8, NULL);
 		else if (!strncmp(tok, "budget=", 7))
 			o->syscall_budget = strtoull(tok + 7, NULL, 10);
+		else if (!strcmp(tok, "swwin=0"))
+			o->switch_windows = false;
 		else if (!strcmp(tok, "cost"))
 			o->cost = true; /* record --cost's table, on stderr after each run */
 		else if (!strncmp(tok, "dump=", 5) && o->ustack_dump_bytes)
@@ -105,7 +107,7 @@ static void record_overrides(struct record_opts *o)
 		else
 			warning("SRVSCOPE_MODEL_RECORD: '%s' is not known (syscalls=0, args=0, "
 				"stacks=0, wakers=1, hz=N, refresh=MS, fp, dump=BYTES, budget=N, "
-				"cost)",
+				"swwin=0, cost)",
 				tok);
 	}
 }
@@ -130,6 +132,9 @@ int model__collect(const struct collect_opts *co, struct load_result *res, int *
 		 * loads makes): the per-request profile needs thousands of requests, not
 		 * every one, and each syscall written costs the server. */
 		.syscall_budget = MODEL_SYSCALL_BUDGET,
+		/* And the busy threads' switches with them: where a thread waits, and for
+		 * how long against its time, is as well read from the windows. */
+		.switch_windows = true,
 		/* Clustering and the network model read where threads wait, never who woke
 		 * them: the wakers' stacks would cost a check or a walk per wake-up. */
 		.no_waker_stacks = true,

@@ -103,6 +103,10 @@ struct model_thread {
 	/* Its wake-ups: waits of its commonest kind that ended, and the median interval
 	 * between their ends when they come at a regular period (0: not periodic). */
 	uint64_t wakes, period_ns;
+	/* Switch windows: the time from its first switch to its last, the part of it its
+	 * switches were left out, and of the rest the time it ran (analyze.c scale_to_span:
+	 * off_ns, wait_ns and wakes estimated from them). */
+	uint64_t span_ns, gap_ns, ran_ns;
 	/* The last run's threads that serve no connection: their CPU time and voluntary
 	 * switches over the unrecorded run at its rate (unrec: measured). */
 	uint64_t unrec_on_ns, unrec_wakes;

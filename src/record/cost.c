@@ -118,9 +118,9 @@ static uint64_t cache_sum(int fd, uint32_t key, int nr_cpus)
 static void report_caches(int fd, int nr_cpus, double secs)
 {
 	static const char *const names[CS_NR] = {
-		"kernel stacks checked", "kernel stacks reused", "kernel stacks walked",
-		"kernel words scanned",	 "user stacks reused",	 "user stacks taken",
-		"user stacks pending",
+		"kernel stacks checked", "kernel stacks reused",  "kernel stacks walked",
+		"kernel words scanned",	 "user stacks reused",	  "user stacks taken",
+		"user stacks pending",	 "switches kept between", "switches left out",
 	};
 	uint32_t i;
 

@@ -1211,6 +1211,8 @@ static int load(struct recorder *r)
 		bpf_program__set_autoload(r->skel->progs.fd_exit, false);
 	} else {
 		bpf_program__set_autoattach(r->skel->progs.sys_exit, false);
+		if (o->switch_windows)
+			r->skel->rodata->switch_windows = RECORD_SWITCH_BUSY;
 	}
 	kbtf__release();
 	err = record_bpf__load(r->skel);
@@ -1254,8 +1256,8 @@ static void write_error(const char *output, int err)
 	struct stat st;
 
 	if (!stat(output, &st) && S_ISREG(st.st_mode) && st.st_size > 0)
-		error("cannot write '%s': %s; what was recorded until then is kept in it",
-		      output, strerror(-err));
+		error("cannot write '%s': %s; what was recorded until then is kept in it", output,
+		      strerror(-err));
 	else
 		error("cannot write '%s': %s", output, strerror(-err));
 }
@@ -1372,7 +1374,8 @@ int record__run(const struct record_opts *o, int *cmd_status)
 	if (o->cost)
 		record_cost__start(&r.cost, r.skel->obj);
 	sys_progs = (struct syssample_progs){r.skel->progs.sys_exit, r.skel->progs.fd_exit,
-					     &r.skel->bss->sys_split, &r.skel->bss->sys_window_gen};
+					     &r.skel->bss->sys_split, &r.skel->bss->sys_window_gen,
+					     &r.skel->bss->sw_period};
 	syssample__start(&r.syssample, o->syscalls ? o->syscall_budget : 0,
 			 bpf_map__fd(r.skel->maps.sys_counts), r.nr_cpus,
 			 &r.skel->bss->sys_between_windows, &sys_progs);

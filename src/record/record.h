@@ -41,6 +41,10 @@ struct record_opts {
 	/* With syscalls: every syscall is written only in windows sized to this many a second
 	 * (between them, those that make or close fds); 0: every one (syssample.h). */
 	uint64_t syscall_budget;
+	/* With syscall_budget: between the windows, the switches of a thread that switches
+	 * more than RECORD_SWITCH_BUSY times a period are left out too (its next switch
+	 * says so: SWITCH_*_GAP); one that switches less is written whole. */
+	bool switch_windows;
 	double stack_refresh_ms; /* reuse stacks taken at the same place for this long */
 	int progress;		 /* -1: on a terminal only, 0: never, 1: always */
 	bool verbose;		 /* libbpf's messages */
@@ -71,6 +75,9 @@ struct record_opts {
  * command's exit status as a shell gives it (128 + the signal that killed it) when its
  * exit ended the recording, -1 otherwise. */
 int record__run(const struct record_opts *o, int *cmd_status);
+/* switch_windows: a thread switching more than this often in a syscall sampling period
+ * (500 ms) is busy: its switches are written in the windows alone. */
+#define RECORD_SWITCH_BUSY 200
 /* Ends a record__run running in another thread, as SIGTERM would. Async-signal-safe. */
 void record__stop(void);
 /* The signal (SIGINT, SIGTERM, SIGHUP) that ended a recording, 0 when none has: a caller

@@ -99,6 +99,8 @@ static bool fd_attach(struct syssample *s)
  * An attach that fails leaves the window closed: the fd syscalls alone are written. */
 static void window(struct syssample *s, bool open)
 {
+	if (open && s->progs.sw_period)
+		(*s->progs.sw_period)++;
 	/* Split from the first window's close: a recording that never samples (a load
 	 * below the budget) attaches nothing more, and closes nothing slow at its end. */
 	if (!open && s->progs.split && !s->nr_fd_links && !s->fd_tried) {

@@ -34,6 +34,7 @@ struct syssample_progs {
 	struct bpf_program *fd_exit;  /* the fd syscalls' own exit tracepoints */
 	volatile uint32_t *split;     /* sys_split */
 	volatile uint32_t *gen;	      /* sys_window_gen */
+	volatile uint32_t *sw_period; /* sw_period: changed as each window opens */
 };
 
 struct syssample {

@@ -73,6 +73,25 @@ sys.exit(0 if 0 < run["syscalls_sampled"] < 0.9 and run["client_requests"] and
          abs(run["requests"] / run["client_requests"] - 1) < 0.25 and
          0.8 < per.get("sendmsg", 0) < 1.25 and run["user_us_per_request"] is None else 1)
 PY
+# The busy threads' switches are sampled with the syscalls (switch windows, docs/model.md):
+# left out between windows (record --cost's "switches left out"), the waits seen in the
+# windows scaled to each thread's time: where the workers wait is what it is unsampled,
+# and no thread's time on and off CPU adds up to more than the recording's (the idle
+# threads', blocked all along, measure it).
+left=$(sed -n 's/^ *switches left out *\([0-9]*\)\/s$/\1/p' "$TMP/mcs.err" | head -1)
+check "memcached sampled: switches left out between windows (${left:-none}/s), waits scaled within the run" \
+	python3 - "$TMP/mcs.json" "${left:-0}" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+idle = [t["off_cpu_ns"] for t in m["threads"] if t["on_cpu_ns"] == 0]
+span = max(idle) if idle else (m["runs"][0]["duration_s"] + 1) * 1e9
+over = [(t["comm"], t["on_cpu_ns"] + t["off_cpu_ns"]) for t in m["threads"]
+        if t["on_cpu_ns"] + t["off_cpu_ns"] > 1.05 * span]
+net = [c for c in m["clusters"] if c["role"] == "network"]
+print("# recording %.2f s; over it: %s; network wait %s" % (span / 1e9, over, net and net[0]["wait"]))
+sys.exit(0 if int(sys.argv[2]) > 0 and not over and len(net) == 1 and
+         net[0]["wait"]["syscall"] == "epoll_wait" and net[0]["wait"]["share"] > 0.9 else 1)
+PY
 
 # redis: one thread accepts and serves.
 REDIS_PORT=$(free_port)

@@ -254,8 +254,39 @@ static void hostile_waker(void)
 	trace__close(t);
 }
 
+/* Switch windows: a thread's switches left out between syscall windows, its next record
+ * flagged. A wait whose start or end is in a gap is not one. */
+static void switch_gaps(void)
+{
+	struct block_report r;
+	struct trace *t;
+	struct tb b;
+
+	tb_open(&b);
+	tb_switch_flags(&b, 1000, 10, 10, 1, 0, 0, 232, 0, 0);
+	tb_switch_flags(&b, 1400, 0, 0, 0, 10, 10, -1, 0, 0);
+	tb_switch_flags(&b, 2000, 10, 10, 1, 0, 0, 232, 0, 0);
+	/* left out: its switch-in, then more; the next one it is in says so */
+	tb_switch_flags(&b, 9000, 0, 0, 0, 10, 10, -1, SWITCH_NEXT_GAP, 0);
+	tb_switch_flags(&b, 9500, 10, 10, 1, 0, 0, 232, 0, 0);
+	/* left out from here too, its next record a switch-out */
+	tb_switch_flags(&b, 12000, 10, 10, 1, 0, 0, 7, SWITCH_PREV_GAP, 0);
+	tb_switch_flags(&b, 12300, 0, 0, 0, 10, 10, -1, 0, 0);
+	t = tb_read(&b, 13000);
+	blocking__analyze(t, NULL, &r);
+	is_int(r.nr, 2, "gaps: the two waits seen whole");
+	ok(r.nr == 2 && r.eps[0].start_ns == 1000 && r.eps[0].end_ns == 1400,
+	   "gaps: a wait before the gap");
+	ok(r.nr == 2 && r.eps[1].start_ns == 12000 && r.eps[1].end_ns == 12300 &&
+		   r.eps[1].syscall == 7,
+	   "gaps: the wait after a flagged switch-out; none across either gap");
+	block_report__free(&r);
+	trace__close(t);
+}
+
 int main(void)
 {
+	switch_gaps();
 	episodes();
 	ipi_wakeup();
 	early_waking();

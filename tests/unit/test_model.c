@@ -3,7 +3,8 @@
  * (redis), forked processes that each accept (nginx), a process forked per connection
  * (postgres), thread-per-connection, workers fed through one shared epoll, acceptors on
  * SO_REUSEPORT listeners of one port, files served per request, a close written after
- * the accept that reused its fd number, and a recording whose syscalls were sampled. */
+ * the accept that reused its fd number, a recording whose syscalls were sampled, and one
+ * whose busy threads' switches were left out between windows. */
 #include <errno.h>
 #include <sys/socket.h>
 
@@ -468,8 +469,60 @@ static void test_sampled(void)
 	trace__close(t);
 }
 
+static const struct model_thread *thread_in(const struct model_run *run, uint32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < run->nr_thr; i++)
+		if (run->thr[i].tid == tid)
+			return &run->thr[i];
+	return NULL;
+}
+
+/* Switch windows (record_opts.switch_windows): a busy thread's switches written in the
+ * windows alone, the first after a gap flagged. Its time off CPU is its span less its CPU
+ * time (the runtime counter, exact), shared among its waits as they were outside the gaps;
+ * a thread without gaps is as recorded. */
+static void test_switch_gaps(void)
+{
+	struct model_run run = {0};
+	const struct model_thread *busy, *whole;
+	struct trace *t;
+	struct tb b;
+
+	tb_open(&b);
+	/* 101: waits 1000-1400, runs 1400-2000; a gap; runs 9000-9500; a gap (it ran 1000
+	 * in it); waits 12000-12300 in poll, runs 12300-12500 and waits to the end */
+	tb_switch_flags(&b, 1000, 101, 100, 1, 102, 100, 232, 0, 10000);
+	tb_switch_flags(&b, 1400, 102, 100, 1, 101, 100, 232, 0, 0);
+	tb_switch_flags(&b, 2000, 101, 100, 1, 102, 100, 232, 0, 10600);
+	tb_switch_flags(&b, 9000, 0, 0, 0, 101, 100, -1, SWITCH_NEXT_GAP, 0);
+	tb_switch_flags(&b, 9500, 101, 100, 1, 0, 0, 232, 0, 11100);
+	tb_switch_flags(&b, 12000, 101, 100, 1, 0, 0, 7, SWITCH_PREV_GAP, 12100);
+	tb_switch_flags(&b, 12300, 0, 0, 0, 101, 100, -1, 0, 0);
+	tb_switch_flags(&b, 12500, 101, 100, 1, 0, 0, 232, 0, 12300);
+	t = tb_read(&b, 20000);
+	ok(!model__analyze(t, 100, &run), "switch gaps: analysed");
+	busy = thread_in(&run, 101);
+	whole = thread_in(&run, 102);
+	ok(busy && busy->span_ns == 11500 && busy->gap_ns == 9500 && busy->ran_ns == 1300,
+	   "switch gaps: the busy thread's span, gaps and time run outside them");
+	/* off CPU: 11500 - 2300 of CPU = 9200, all of it waits (700 ns of waits, no delay
+	 * outside the gaps); the wait from 12500 to the end is not known to be one */
+	is_int(busy ? busy->on_ns : 0, 2300, "switch gaps: its CPU time from its counter");
+	is_int(busy ? busy->off_ns : 0, 9200, "switch gaps: its span less its CPU time off CPU");
+	is_int(busy ? busy->wait_ns[WK_EPOLL] : 0, 5257, "switch gaps: by kind, in shares");
+	is_int(busy ? busy->wait_ns[WK_POLL] : 0, 3942, "switch gaps: by kind, in shares (2)");
+	/* 102: blocked 1400-2000 whole */
+	ok(whole && whole->gap_ns == 0 && whole->off_ns == 600,
+	   "switch gaps: a thread without gaps as recorded");
+	model_run__free(&run);
+	trace__close(t);
+}
+
 int main(void)
 {
+	test_switch_gaps();
 	test_handoff();
 	test_fd_reuse();
 	test_single();
