@@ -375,8 +375,8 @@ static void print_structure(FILE *f, const json_t *root, const json_t *cm, const
 	}
 }
 
-/* The per-request frequency of syscall name in a model, -1 when it has none. */
-static double model_per_request(const json_t *m, const char *name)
+/* The entry of syscall name in a model's syscall profile, NULL when it has none. */
+static const json_t *model_syscall(const json_t *m, const char *name)
 {
 	json_t *sys = json_object_get(json_object_get(m, "syscall_profile"), "syscalls"), *s;
 	size_t i;
@@ -386,9 +386,29 @@ static double model_per_request(const json_t *m, const char *name)
 		const char *n = json_string_value(json_object_get(s, "name"));
 
 		if (n && !strcmp(n, name))
-			return num_at(s, "per_request");
+			return s;
 	}
-	return 0;
+	return NULL;
+}
+
+/* Fewer calls than this on both sides (the models' counts): a count of n varies by about
+ * the square root of n from one run to the next, so a difference in per-request frequency
+ * says nothing (redis's futex: 2 calls in 10 000 requests against none). */
+#define FEW_CALLS 20
+
+/* A syscall's row of two models; calls too few to compare are counted, not compared. */
+static void row_syscall(FILE *f, const char *name, const json_t *orig, const json_t *clone)
+{
+	double n = orig ? num_at(orig, "count") : 0, c = clone ? num_at(clone, "count") : 0;
+
+	if (n < 0 || c < 0 || n >= FEW_CALLS || c >= FEW_CALLS) {
+		row_num(f, name, orig ? num_at(orig, "per_request") : 0,
+			clone ? num_at(clone, "per_request") : 0, "%.2f");
+		return;
+	}
+	fprintf(f, "  %-30s %12.4f %12.4f  (%.0f and %.0f calls: too few to compare)\n", name,
+		orig ? num_at(orig, "per_request") : 0, clone ? num_at(clone, "per_request") : 0, n,
+		c);
 }
 
 static void print_syscalls(FILE *f, const json_t *root, const json_t *cm, const struct profile *p)
@@ -405,17 +425,15 @@ static void print_syscalls(FILE *f, const json_t *root, const json_t *cm, const 
 			const char *name = json_string_value(json_object_get(s, "name"));
 
 			if (name)
-				row_num(f, name, num_at(s, "per_request"),
-					model_per_request(cm, name), "%.2f");
+				row_syscall(f, name, s, model_syscall(cm, name));
 		}
 		sys = json_object_get(json_object_get(cm, "syscall_profile"), "syscalls");
 		json_array_foreach(sys, i, s)
 		{
 			const char *name = json_string_value(json_object_get(s, "name"));
 
-			if (name && model_per_request(root, name) == 0 &&
-			    num_at(s, "per_request") >= 0.01)
-				row_num(f, name, 0, num_at(s, "per_request"), "%.2f");
+			if (name && !model_syscall(root, name) && num_at(s, "per_request") >= 0.01)
+				row_syscall(f, name, NULL, s);
 		}
 		return;
 	}
