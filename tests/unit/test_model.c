@@ -486,8 +486,9 @@ static const struct model_thread *thread_in(const struct model_run *run, uint32_
 static void test_switch_gaps(void)
 {
 	struct model_run run = {0};
-	const struct model_thread *busy, *whole;
+	const struct model_thread *busy, *whole, *from_start;
 	struct trace *t;
+	struct rec r;
 	struct tb b;
 
 	tb_open(&b);
@@ -501,6 +502,16 @@ static void test_switch_gaps(void)
 	tb_switch_flags(&b, 12000, 101, 100, 1, 0, 0, 7, SWITCH_PREV_GAP, 12100);
 	tb_switch_flags(&b, 12300, 0, 0, 0, 101, 100, -1, 0, 0);
 	tb_switch_flags(&b, 12500, 101, 100, 1, 0, 0, 232, 0, 12300);
+	/* 103: blocked in epoll_wait from the start (the snapshot at 500) to 1500, runs to
+	 * 1800; a gap; runs 5000-5200 and waits to the end */
+	tb_rec(&b, 500, REC_STATE, 103, 100, 'S', &r);
+	r.state.syscall = 232;
+	r.state.fd = -1;
+	trace_writer__add_event(b.w, &r);
+	tb_switch_flags(&b, 1500, 0, 0, 0, 103, 100, -1, 0, 0);
+	tb_switch_flags(&b, 1800, 103, 100, 1, 0, 0, 232, 0, 300);
+	tb_switch_flags(&b, 5000, 0, 0, 0, 103, 100, -1, SWITCH_NEXT_GAP, 0);
+	tb_switch_flags(&b, 5200, 103, 100, 1, 0, 0, 232, 0, 700);
 	t = tb_read(&b, 20000);
 	ok(!model__analyze(t, 100, &run), "switch gaps: analysed");
 	busy = thread_in(&run, 101);
@@ -516,6 +527,14 @@ static void test_switch_gaps(void)
 	/* 102: blocked 1400-2000 whole */
 	ok(whole && whole->gap_ns == 0 && whole->off_ns == 600,
 	   "switch gaps: a thread without gaps as recorded");
+	/* 103's span from the snapshot: 4700, 3200 of it a gap, 500 run; its wait from the
+	 * start (1000) is all of its time off CPU outside the gap: 4700 - 400 of CPU */
+	from_start = thread_in(&run, 103);
+	ok(from_start && from_start->span_ns == 4700 && from_start->gap_ns == 3200 &&
+		   from_start->ran_ns == 500,
+	   "switch gaps: a thread's span from the start's snapshot");
+	is_int(from_start ? from_start->off_ns : 0, 4300,
+	       "switch gaps: its wait from the start counts, its last one (to the end) not");
 	model_run__free(&run);
 	trace__close(t);
 }
