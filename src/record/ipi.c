@@ -38,7 +38,9 @@ void record_ipi__select(struct record_bpf *skel, bool sends, int nr_cpus, struct
 			"'critical' shows waits ended by IPIs without their senders");
 	if (!ri->sends) {
 		bpf_program__set_autoload(skel->progs.ipi_send_cpu, false);
+		bpf_program__set_autoload(skel->progs.ipi_send_cpu2, false);
 		bpf_program__set_autoload(skel->progs.ipi_send_cpumask, false);
+		bpf_program__set_autoload(skel->progs.ipi_send_cpumask2, false);
 	}
 	skel->rodata->ipi_nr_cpus = nr_cpus > 0 ? nr_cpus : 1;
 }
