@@ -96,7 +96,11 @@ enum lost_reason {
 	LOST_RINGBUF = 0,	/* an event found the ring buffer full */
 	LOST_STACK_RINGBUF = 1, /* a new stack found the ring buffer full */
 	LOST_STACK_FAILED = 2,	/* the kernel could not take a stack (not counted as lost) */
-	LOST_REASONS = 3,
+	/* the kernel skipped a program: it fired while the same program ran on that CPU
+	 * (its recursion_misses, counted by program, not by CPU: user space puts the sum
+	 * in the first CPU's count) */
+	LOST_SKIPPED = 3,
+	LOST_REASONS = 4,
 };
 
 /* What the stack caches did, per CPU (map cache_stats; srvscope record --cost prints them

@@ -502,6 +502,7 @@ static int report_json(struct report *rp, const struct block_report *r)
 	json_writer__kv_uint(rp->w, "trace_start_ns", t->first_ns);
 	json_writer__kv_uint(rp->w, "lost_events", t->lost_by_reason[LOST_RINGBUF]);
 	json_writer__kv_uint(rp->w, "lost_stacks", t->lost_by_reason[LOST_STACK_RINGBUF]);
+	json_writer__kv_uint(rp->w, "skipped_events", t->lost_by_reason[LOST_SKIPPED]);
 	if (rp->stacks)
 		stacks_json(rp, r->eps, r->nr);
 	json_writer__key(rp->w, "tasks");

@@ -116,6 +116,7 @@ static int print_json(const struct trace *t, const struct sched_report *r, bool 
 	json_object_set_new(root, "lost_events", json_integer(t->lost_by_reason[LOST_RINGBUF]));
 	json_object_set_new(root, "lost_stacks",
 			    json_integer(t->lost_by_reason[LOST_STACK_RINGBUF]));
+	json_object_set_new(root, "skipped_events", json_integer(t->lost_by_reason[LOST_SKIPPED]));
 	for (i = 0; i < r->nr; i++) {
 		const struct sched_task *k = &r->tasks[i];
 		json_t *o = json_object(), *title;

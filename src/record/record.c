@@ -900,6 +900,30 @@ static void close_samplers(struct recorder *r)
 
 /* ---- while recording ---- */
 
+/* The runs the kernel skipped of the recorder's programs (each program's recursion_misses:
+ * it fired while it ran on the same CPU, an interrupt's event in the middle of a task's),
+ * but for ipi_send_cpu's and ipi_send_cpumask's, which their twins write (record.bpf.c). */
+static uint64_t skipped_runs(struct recorder *r)
+{
+	struct bpf_program *prog;
+	uint64_t n = 0;
+
+	bpf_object__for_each_program(prog, r->skel->obj)
+	{
+		struct bpf_prog_info info;
+		uint32_t len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || prog == r->skel->progs.ipi_send_cpu ||
+		    prog == r->skel->progs.ipi_send_cpumask)
+			continue;
+		memset(&info, 0, sizeof(info));
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+			n += info.recursion_misses;
+	}
+	return n;
+}
+
 static void read_lost(struct recorder *r, uint64_t *lost)
 {
 	uint64_t *vals = xcalloc(r->nr_cpus, sizeof(uint64_t));
@@ -908,11 +932,13 @@ static void read_lost(struct recorder *r, uint64_t *lost)
 
 	memset(lost, 0, sizeof(uint64_t) * r->nr_cpus * LOST_REASONS);
 	for (reason = 0; reason < LOST_REASONS; reason++) {
-		if (bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.lost), &reason, vals))
+		if (reason == LOST_SKIPPED ||
+		    bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.lost), &reason, vals))
 			continue;
 		for (cpu = 0; cpu < r->nr_cpus; cpu++)
 			lost[cpu * LOST_REASONS + reason] = vals[cpu];
 	}
+	lost[LOST_SKIPPED] = skipped_runs(r);
 	free(vals);
 }
 
@@ -952,7 +978,8 @@ static uint64_t lost_total(const struct recorder *r, const uint64_t *lost)
 
 	for (cpu = 0; cpu < r->nr_cpus; cpu++)
 		n += lost[cpu * LOST_REASONS + LOST_RINGBUF] +
-		     lost[cpu * LOST_REASONS + LOST_STACK_RINGBUF];
+		     lost[cpu * LOST_REASONS + LOST_STACK_RINGBUF] +
+		     lost[cpu * LOST_REASONS + LOST_SKIPPED];
 	return n;
 }
 

@@ -420,6 +420,7 @@ static void summary_json(struct data *d, const char *path)
 	json_writer__kv_bool(w, "truncated", t->truncated);
 	json_writer__kv_uint(w, "lost_events", t->lost_by_reason[LOST_RINGBUF]);
 	json_writer__kv_uint(w, "lost_stacks", t->lost_by_reason[LOST_STACK_RINGBUF]);
+	json_writer__kv_uint(w, "skipped_events", t->lost_by_reason[LOST_SKIPPED]);
 	json_writer__kv_string(w, "lost", trace__lost_summary(t, lost, sizeof(lost)));
 	if (t->info) {
 		char *info = strndup(t->info, t->info_len);

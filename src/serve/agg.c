@@ -494,7 +494,8 @@ static void put_counters(struct serve_agg *a, FILE *f, int kind, const char *nam
 
 void serve_agg__metrics(struct serve_agg *a, FILE *f)
 {
-	static const char *const lost_names[] = {"ringbuf", "stack_ringbuf", "stack_failed"};
+	static const char *const lost_names[] = {"ringbuf", "stack_ringbuf", "stack_failed",
+						 "skipped"};
 	size_t i, b;
 
 	pthread_mutex_lock(&a->lock);
@@ -552,7 +553,9 @@ void serve_agg__metrics(struct serve_agg *a, FILE *f)
 	}
 	put_family(f, "srvscope_lost_events_total", "counter",
 		   "Events and stacks the recorder lost (ringbuf: an event found the ring buffer "
-		   "full; stack_ringbuf: a stack did; stack_failed: the kernel took no stack).");
+		   "full; stack_ringbuf: a stack did; stack_failed: the kernel took no stack; "
+		   "skipped: the kernel skipped a program's run, the event came while it ran on "
+		   "the same CPU).");
 	for (i = 0; i < LOST_REASONS; i++)
 		fprintf(f, "srvscope_lost_events_total{reason=\"%s\"} %llu\n", lost_names[i],
 			(unsigned long long)a->lost[i]);

@@ -1295,7 +1295,19 @@ const char *trace__title(const struct trace *t, uint32_t pid, char *buf, size_t 
 
 uint64_t trace__lost_events(const struct trace *t)
 {
-	return t->lost_by_reason[LOST_RINGBUF] + t->lost_by_reason[LOST_STACK_RINGBUF];
+	return t->lost_by_reason[LOST_RINGBUF] + t->lost_by_reason[LOST_STACK_RINGBUF] +
+	       t->lost_by_reason[LOST_SKIPPED];
+}
+
+/* The events the kernel skipped (LOST_SKIPPED), after the n bytes of buf written so far. */
+static const char *lost_skipped(char *buf, size_t n, size_t size, uint64_t skipped)
+{
+	if (skipped && n < size)
+		snprintf(buf + n, size - n,
+			 "; %" PRIu64 " event%s skipped by the kernel (one came while its "
+			 "program ran on the same CPU)",
+			 skipped, skipped == 1 ? "" : "s");
+	return buf;
 }
 
 const char *trace_lost__format(const uint64_t *lost, uint32_t nr_cpus, char *buf, size_t size)
@@ -1312,7 +1324,7 @@ const char *trace_lost__format(const uint64_t *lost, uint32_t nr_cpus, char *buf
 		     by_reason[LOST_RINGBUF], by_reason[LOST_RINGBUF] == 1 ? "" : "s",
 		     by_reason[LOST_STACK_RINGBUF], by_reason[LOST_STACK_RINGBUF] == 1 ? "" : "s");
 	if (!by_reason[LOST_RINGBUF] && !by_reason[LOST_STACK_RINGBUF])
-		return buf;
+		return lost_skipped(buf, n, size, by_reason[LOST_SKIPPED]);
 	if (n < size)
 		n += snprintf(buf + n, size - n, " to a full ring buffer");
 	for (cpu = 0; cpu < nr_cpus && n < size; cpu++) {
@@ -1327,8 +1339,8 @@ const char *trace_lost__format(const uint64_t *lost, uint32_t nr_cpus, char *buf
 	if (*sep == ',' && n < size)
 		n += snprintf(buf + n, size - n, ")");
 	if (n < size)
-		snprintf(buf + n, size - n, "; record again with a larger --buffer-size");
-	return buf;
+		n += snprintf(buf + n, size - n, "; record again with a larger --buffer-size");
+	return lost_skipped(buf, n, size, by_reason[LOST_SKIPPED]);
 }
 
 const char *trace__lost_summary(const struct trace *t, char *buf, size_t size)

@@ -526,8 +526,48 @@ static void syscalls(void)
 	ok(syscall__has_fd(43) && !syscall__has_fd(35), "which syscalls take an fd first");
 }
 
+/* The lost section with the events the kernel skipped (reason 3), and as files written
+ * before it existed have it (3 reasons). */
+static void lost_skipped(void)
+{
+	uint64_t now[1 + 2 * 4] = {0}, before[1 + 2 * 3] = {0};
+	uint32_t h[2] = {2, 4};
+	struct trace *t;
+	char buf[256];
+	struct tb b;
+
+	tb_open(&b);
+	memcpy(now, h, 8);
+	now[1 + 3] = 7;		       /* skipped, in the first CPU's count */
+	now[1 + 4 + LOST_RINGBUF] = 2; /* cpu1 */
+	tb_simple(&b, 2000, REC_WAKEUP, 8, 7);
+	trace_writer__section(b.w, SEC_LOST, now, sizeof(now));
+	t = tb_read(&b, 5000);
+	is_int(t ? trace__lost_events(t) : 0, 9, "lost: the skipped events count as lost");
+	is_str(t ? trace__lost_summary(t, buf, sizeof(buf)) : "",
+	       "lost 2 events and 0 stacks to a full ring buffer (cpu1: 2); record again with a "
+	       "larger --buffer-size; 7 events skipped by the kernel (one came while its program "
+	       "ran on the same CPU)",
+	       "lost: the summary says which were skipped");
+	if (t)
+		trace__close(t);
+
+	tb_open(&b);
+	h[1] = 3;
+	memcpy(before, h, 8);
+	before[1 + 3 + LOST_STACK_RINGBUF] = 1;
+	tb_simple(&b, 2000, REC_WAKEUP, 8, 7);
+	trace_writer__section(b.w, SEC_LOST, before, sizeof(before));
+	t = tb_read(&b, 5000);
+	is_int(t ? trace__lost_events(t) : 0, 1, "lost: a file with 3 reasons read as before");
+	is_int(t ? t->lost_by_reason[LOST_SKIPPED] : 1, 0, "lost: and nothing skipped");
+	if (t)
+		trace__close(t);
+}
+
 int main(void)
 {
+	lost_skipped();
 	round_trip();
 	truncated();
 	corrupt();
