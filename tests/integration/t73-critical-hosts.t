@@ -28,7 +28,7 @@ tmp, name = sys.argv[2:4]
 sent, got = {}, {}
 for tier in ("client", "web", "db"):
     pid = [int(l.split()[1]) for l in open("%s/%s-%s.out" % (tmp, name, tier)) if l.startswith("pid ")][0]
-    where = {}
+    where, last = {}, {}  # last: per CPU, the task the last switch recorded there went to
     recs = events("%s/%s-%s.trace" % (tmp, name, tier))[1]
     for r in sorted(recs, key=lambda r: struct.unpack_from("<Q", r, 0)[0]):
         ts, typ, cpu, tid, rpid, aux = struct.unpack_from("<QHHIII", r, 0)
@@ -36,10 +36,17 @@ for tier in ("client", "web", "db"):
             ntid, npid = struct.unpack_from("<II", r, 24)
             for t, p, now in ((tid, rpid, "out"), (ntid, npid, "in")):
                 if p == pid and t and where.get(t) == now:
-                    print("# %s: %s's thread %d switched %s twice, at %d (cpu %d): a switch lost"
-                          % (name, tier, t, now, ts, cpu))
+                    # the kernel traces nothing of the sandbox agent's threads (pid 1,
+                    # docs/record.md): a switch away from one has no event at all
+                    lt, lp = last.get(cpu, (0, 0))
+                    print("# %s: %s's thread %d switched %s twice, at %d (cpu %d): a switch lost;"
+                          " the last switch recorded on cpu %d went to tid %d of pid %d%s"
+                          % (name, tier, t, now, ts, cpu, cpu, lt, lp,
+                             " (the agent's: its switches out are not traced here)"
+                             if lp == 1 else ""))
                 if p == pid and t:
                     where[t] = now
+            last[cpu] = (ntid, npid)
         elif typ in (12, 13) and struct.unpack_from("<H", r, 44)[0]:
             (sent if typ == 12 else got).setdefault(r[24:44], (tier, ts))
 for a, b, what in ((sent, got, "sent, never received"), (got, sent, "received, never sent")):
