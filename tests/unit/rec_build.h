@@ -63,41 +63,46 @@ static inline void tb_rec(struct tb *b, uint64_t ts, uint16_t type, uint32_t tid
 	out->h.aux = aux;
 }
 
-/* prev (tid/pid) switched out in state to next; both targets unless tid/pid 0; with more
- * SWITCH_* flags (the gaps of switch windows) and prev's runtime counter. */
+/* A switch record: prev (tid/pid) switched out in state to next; both targets unless
+ * tid/pid 0; fd, stacks and runtime left 0. */
+static inline void tb_switch_rec(struct tb *b, uint64_t ts, uint32_t prev, uint32_t ppid,
+				 uint32_t state, uint32_t next, uint32_t npid, int32_t syscall,
+				 struct rec *r)
+{
+	tb_rec(b, ts, REC_SWITCH, prev, ppid, state, r);
+	r->sw.next_tid = next;
+	r->sw.next_pid = npid;
+	r->sw.syscall = syscall;
+	r->sw.flags = (prev ? SWITCH_PREV_TARGET : 0) | (next ? SWITCH_NEXT_TARGET : 0) |
+		      (state ? 0 : SWITCH_PREEMPT);
+}
+
+/* The same with more SWITCH_* flags (the gaps of switch windows), no fd, and prev's runtime
+ * counter. */
 static inline void tb_switch_flags(struct tb *b, uint64_t ts, uint32_t prev, uint32_t ppid,
 				   uint32_t state, uint32_t next, uint32_t npid, int32_t syscall,
 				   uint32_t flags, uint64_t runtime)
 {
 	struct rec r;
 
-	tb_rec(b, ts, REC_SWITCH, prev, ppid, state, &r);
-	r.sw.next_tid = next;
-	r.sw.next_pid = npid;
-	r.sw.syscall = syscall;
+	tb_switch_rec(b, ts, prev, ppid, state, next, npid, syscall, &r);
 	r.sw.fd = -1;
-	r.sw.flags = (prev ? SWITCH_PREV_TARGET : 0) | (next ? SWITCH_NEXT_TARGET : 0) |
-		     (state ? 0 : SWITCH_PREEMPT) | flags;
+	r.sw.flags |= flags;
 	r.sw.runtime_ns = runtime;
 	trace_writer__add_event(b->w, &r);
 }
 
-/* prev (tid/pid) switched out in state to next; both targets unless tid/pid 0. */
+/* prev (tid/pid) switched out in state to next, blocked on fd, with its stacks. */
 static inline void tb_switch(struct tb *b, uint64_t ts, uint32_t prev, uint32_t ppid,
 			     uint32_t state, uint32_t next, uint32_t npid, int32_t syscall, int32_t fd,
 			     uint64_t kstack, uint64_t ustack)
 {
 	struct rec r;
 
-	tb_rec(b, ts, REC_SWITCH, prev, ppid, state, &r);
-	r.sw.next_tid = next;
-	r.sw.next_pid = npid;
-	r.sw.syscall = syscall;
+	tb_switch_rec(b, ts, prev, ppid, state, next, npid, syscall, &r);
 	r.sw.fd = fd;
 	r.sw.kstack = kstack;
 	r.sw.ustack = ustack;
-	r.sw.flags = (prev ? SWITCH_PREV_TARGET : 0) | (next ? SWITCH_NEXT_TARGET : 0) |
-		     (state ? 0 : SWITCH_PREEMPT);
 	trace_writer__add_event(b->w, &r);
 }
 
