@@ -18,6 +18,7 @@
 #include "clone/clone.h"
 #include "load/load.h"
 #include "proc/task.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 /* What a profile of the running clone says, next to what the model says. */
@@ -251,9 +252,17 @@ static void diff(FILE *f, double model, double clone)
 	fputc('\n', f);
 }
 
+/* A name from the model file (which may come from anywhere) or from /proc, escaped to be
+ * printed (util/escape.h); cut to fit buf. */
+static const char *safe(const char *s, char *buf, size_t size)
+{
+	name_escape(buf, size, s, strlen(s));
+	return buf;
+}
+
 static void row_num(FILE *f, const char *what, double model, double clone, const char *fmt)
 {
-	char a[32], b[32];
+	char a[32], b[32], w[128];
 
 	if (model >= 0)
 		snprintf(a, sizeof(a), fmt, model);
@@ -263,7 +272,7 @@ static void row_num(FILE *f, const char *what, double model, double clone, const
 		snprintf(b, sizeof(b), fmt, clone);
 	else
 		snprintf(b, sizeof(b), "-");
-	fprintf(f, "  %-30s %12s %12s", what, a, b);
+	fprintf(f, "  %-30s %12s %12s", safe(what, w, sizeof(w)), a, b);
 	diff(f, clone >= 0 ? model : -1, clone);
 }
 
@@ -303,7 +312,7 @@ static unsigned print_members(FILE *f, const json_t *model, const json_t *clone,
 			      const char *const *keys, size_t nr)
 {
 	unsigned differ = 0;
-	char a[32], b[32];
+	char a[32], b[32], ea[128], eb[128];
 	size_t i;
 
 	for (i = 0; i < nr; i++) {
@@ -314,7 +323,8 @@ static unsigned print_members(FILE *f, const json_t *model, const json_t *clone,
 			    json_is_null(json_object_get(clone, keys[i]));
 
 		differ += !same;
-		fprintf(f, "  %-30s %12s %12s%s\n", keys[i], v, w, same ? "" : "  differs");
+		fprintf(f, "  %-30s %12s %12s%s\n", keys[i], safe(v, ea, sizeof(ea)),
+			safe(w, eb, sizeof(eb)), same ? "" : "  differs");
 	}
 	return differ;
 }
@@ -358,6 +368,7 @@ static void print_structure(FILE *f, const json_t *root, const json_t *cm, const
 		const char *name = json_string_value(json_object_get(c, "name"));
 		json_t *spr = json_object_get(c, "size_per_run");
 		unsigned got = 0;
+		char e[128];
 		double want;
 
 		if (!name)
@@ -369,7 +380,8 @@ static void print_structure(FILE *f, const json_t *root, const json_t *cm, const
 			if (same_cluster(p->names[j].name, name))
 				got += p->names[j].threads;
 		if (json_is_true(json_object_get(c, "grows_with_conns")))
-			fprintf(f, "  %-30.30s %12s %12u\n", name, "per-conn", got);
+			fprintf(f, "  %-30.30s %12s %12u\n", safe(name, e, sizeof(e)), "per-conn",
+				got);
 		else
 			row_num(f, name, want, got, "%.0f");
 	}
@@ -400,21 +412,23 @@ static const json_t *model_syscall(const json_t *m, const char *name)
 static void row_syscall(FILE *f, const char *name, const json_t *orig, const json_t *clone)
 {
 	double n = orig ? num_at(orig, "count") : 0, c = clone ? num_at(clone, "count") : 0;
+	char e[128];
 
 	if (n < 0 || c < 0 || n >= FEW_CALLS || c >= FEW_CALLS) {
 		row_num(f, name, orig ? num_at(orig, "per_request") : 0,
 			clone ? num_at(clone, "per_request") : 0, "%.2f");
 		return;
 	}
-	fprintf(f, "  %-30s %12.4f %12.4f  (%.0f and %.0f calls: too few to compare)\n", name,
-		orig ? num_at(orig, "per_request") : 0, clone ? num_at(clone, "per_request") : 0, n,
-		c);
+	fprintf(f, "  %-30s %12.4f %12.4f  (%.0f and %.0f calls: too few to compare)\n",
+		safe(name, e, sizeof(e)), orig ? num_at(orig, "per_request") : 0,
+		clone ? num_at(clone, "per_request") : 0, n, c);
 }
 
 static void print_syscalls(FILE *f, const json_t *root, const json_t *cm, const struct profile *p)
 {
 	json_t *sys = json_object_get(json_object_get(root, "syscall_profile"), "syscalls"), *s;
 	bool shown[CS__COUNT] = {0};
+	char e[128];
 	size_t i;
 	int k;
 
@@ -446,8 +460,8 @@ static void print_syscalls(FILE *f, const json_t *root, const json_t *cm, const 
 		if (!name)
 			continue;
 		if (cs == CS_NONE) {
-			fprintf(f, "  %-30.30s %12.2f %12s  (not replayed)\n", name,
-				num_at(s, "per_request"), "-");
+			fprintf(f, "  %-30.30s %12.2f %12s  (not replayed)\n",
+				safe(name, e, sizeof(e)), num_at(s, "per_request"), "-");
 			continue;
 		}
 		shown[cs] = true;

@@ -33,5 +33,21 @@ if [ -s "$TMP/memcached.json" ]; then
 		ok $? "--check: $sc a request within 40 % of memcached's (${d:-no row} %)"
 	done
 	[ -s "$TMP/check.err" ] && grep -v "^srvscope: clone --check:" "$TMP/check.err" | sed 's/^/#   /' | head -5
+
+	# A model file can come from anyone: a cluster and a syscall named with terminal
+	# escapes are printed escaped, never as the bytes (and ";" as \x3b, util/escape.h).
+	python3 - "$TMP/memcached.json" "$TMP/evil.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["clusters"][0]["name"] = "\x1b]2;pwned\x07evil"
+m["syscall_profile"]["syscalls"][0]["name"] = "\x1b[31mred"
+json.dump(m, open(sys.argv[2], "w"))
+PY
+	timeout 60 "$SRVSCOPE" clone "$TMP/evil.json" --check -c 2 -r 200 -d 1 >"$TMP/evil.out" 2>"$TMP/evil.err"
+	ok $? "clone --check runs with hostile names in the model"
+	! grep -q "$(printf '\033')" "$TMP/evil.out"
+	ok $? "--check prints no escape byte from the model"
+	grep -qF '\x1b]2\x3bpwned\x07evil' "$TMP/evil.out" && grep -qF '\x1b[31mred' "$TMP/evil.out"
+	ok $? "--check prints the hostile names escaped"
 fi
 done_testing
