@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "clone/clone.h"
+#include "util/escape.h"
 #include "util/safefile.h"
 
 /* d is finite: whether it is a whole number (within the range the callers allow). */
@@ -178,9 +179,18 @@ static int get_bool(struct ctx *c, const json_t *obj, const char *where, const c
 	return 0;
 }
 
+/* A string of the model file for an error message: its first 40 bytes, escaped (the file
+ * may come from anyone; util/escape.h). */
+static const char *shown(const char *s, char *buf, size_t size)
+{
+	name_escape(buf, size, s, strnlen(s, 40));
+	return buf;
+}
+
 static int pick(struct ctx *c, const char *where, const char *s, const char *const *names, int n,
 		int *out)
 {
+	char e[40 * 4 + 1];
 	int i;
 
 	for (i = 0; i < n; i++)
@@ -188,7 +198,7 @@ static int pick(struct ctx *c, const char *where, const char *s, const char *con
 			*out = i;
 			return 0;
 		}
-	return fail(c, "%s is '%.40s', which the clone does not know", where, s);
+	return fail(c, "%s is '%s', which the clone does not know", where, shown(s, e, sizeof(e)));
 }
 
 static void copy_name(char *dst, const char *src)
@@ -297,6 +307,7 @@ static int parse_pool(struct ctx *c, const json_t *nm, const char *key, unsigned
 		      bool *per_conn)
 {
 	json_t *v = json_object_get(nm, key);
+	char e[40 * 4 + 1];
 	double d;
 
 	*per_conn = false;
@@ -306,8 +317,8 @@ static int parse_pool(struct ctx *c, const json_t *nm, const char *key, unsigned
 		return 0;
 	}
 	if (json_is_string(v))
-		return fail(c, "network_model.%s is '%.40s': a number or \"per-connection\"", key,
-			    json_string_value(v));
+		return fail(c, "network_model.%s is '%s': a number or \"per-connection\"", key,
+			    shown(json_string_value(v), e, sizeof(e)));
 	if (get_num(c, nm, "network_model", key, 1, CLONE_MAX_POOL, true, true, 1, &d))
 		return -EINVAL;
 	*out = (unsigned)d;
@@ -1061,6 +1072,7 @@ static int parse_root(struct ctx *c, const json_t *root, struct clone_model *m)
 	const char *schema, *s;
 	json_t *target, *load, *req, *sp, *listen;
 	double version, cpu;
+	char e[40 * 4 + 1];
 	int v = 0;
 
 	if (!json_is_object(root))
@@ -1069,7 +1081,7 @@ static int parse_root(struct ctx *c, const json_t *root, struct clone_model *m)
 	if (!schema)
 		return -EINVAL;
 	if (strcmp(schema, "srvscope-model"))
-		return fail(c, "schema is '%.40s', not 'srvscope-model'", schema);
+		return fail(c, "schema is '%s', not 'srvscope-model'", shown(schema, e, sizeof(e)));
 	if (get_num(c, root, "model", "version", 1, 1e9, true, true, 0, &version))
 		return -EINVAL;
 	if (version > CLONE_MODEL_VERSION) {

@@ -30,6 +30,10 @@ bad newer-version 'm["version"] = 2' 'model version 2 is newer than this srvscop
 bad other-schema 'm["schema"] = "pprof"' "schema is 'pprof'"
 bad no-network-model 'del m["network_model"]' 'network_model is missing'
 bad unknown-io 'm["network_model"]["network_io"] = "carrier-pigeon"' "network_io is 'carrier-pigeon'"
+# strings of the model file in the line are escaped: no terminal escape, no second line
+bad escaped-io 'm["network_model"]["network_io"] = "\x1b[2J\nfake"' "network_io is '\\\\x1b\\[2J\\\\x0afake'"
+bad escaped-pool 'm["network_model"]["network_pool"] = "\x1b]0;t\x07"' "network_pool is '\\\\x1b\\]0\\\\x3bt\\\\x07'"
+bad escaped-schema 'm["schema"] = "\x9b31m"' "schema is '\\\\xc2\\\\x9b31m'"
 bad iov-negative 'm["syscall_profile"]["cycle"][1]["iov"] = [19, -5]' 'cycle\[1\].iov\[1\] is not a length'
 bad unknown-cluster 'm["network_model"]["roles"]["network"] = [42]' 'names cluster 42, which is not in clusters'
 bad string-size 'm["request"]["request_bytes"]["p50"] = "ten"' 'request_bytes.p50 is not a number'
