@@ -9,7 +9,8 @@
 # twice: of the medians, and "paired", the median of each round's clone/original.
 # The clones are of tests/fixtures/models/*.json (written from these servers), or of
 # models made here by `srvscope model` when srvscope has it (MODEL=fixture forces the
-# former). Prints the table and the clone/original ratios (goal: 0.85 to 1.15).
+# former). Prints the table and the clone/original ratios (goal: 0.85 to 1.15), and "drift":
+# the original's CPU per request in the rounds over its model's, which the clone aims at.
 #   ROUNDS=3 SECS=3 [TURNS=1] [CONNS=N] [RATE=R] [RATES="R1 R2 ..."] [SERVERS="memcached redis nginx"] [VERBOSE=1] bench/clone.sh
 # (the load: the model's last run's connections and rate, the load its CPU per request was
 # measured under without the recorder, unless CONNS and RATE say otherwise)
@@ -216,6 +217,15 @@ for c in json.load(open(sys.argv[1]))["clusters"]:
 	printf '%-10s %-9s %12s %12s %14s\n' "$s" paired $(for col in 1 2 3; do
 		paste -d' ' "$OUT/c.$s" "$OUT/o.$s" | awk -v c=$col '{printf "%.5f\n", $c / $(c + 3)}' | median |
 			awk '{printf "%.2f", $1}'; echo; done)
+	# the original's CPU per request in the rounds over its model's (unrecorded, at the
+	# model's rate), which the clone aims at: how far the machine moved between the model's
+	# seconds and the rounds' minutes; outside 0.85 to 1.15, the clone's CPU ratio says more
+	# of the machine than of the clone
+	mcpu=$(python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))["syscall_profile"].get("cpu_unrecorded") or []
+print("%.1f" % c[0]["cpu_us_per_request"] if c else "")' "$model" 2>/dev/null)
+	[ -n "$mcpu" ] && printf '%-10s %-9s %12s %12s %14s  (original over its model, %s us: the machine since)\n' "$s" drift - - \
+		"$(awk -v a="$o3" -v b="$mcpu" 'BEGIN {printf "%.2f", a / b}')" "$mcpu"
 	kill "$clone"; wait "$clone" 2>/dev/null
 	kill "$orig"; wait "$orig" 2>/dev/null
 done
