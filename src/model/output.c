@@ -9,9 +9,23 @@
 #include "model/model.h"
 #include "trace/syscalls.h"
 #include "trace/trace.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 #define SRVSCOPE_MODEL_GENERATOR "srvscope 0.1 model"
+
+/* A name the target chose (a thread's or process's name, its command line, a path it
+ * opened) as a JSON string: escaped as every report shows it (util/escape.h), so that it is
+ * valid UTF-8 (jansson refuses anything else, and the object holding it would be lost)
+ * and carries no control byte. */
+static json_t *jname(const char *s)
+{
+	char *e = name_escape_dup(s);
+	json_t *j = json_string(e);
+
+	free(e);
+	return j;
+}
 
 static json_t *num_or_null(double v, bool known)
 {
@@ -105,12 +119,12 @@ static json_t *processes_json(const struct model *m)
 				if (run->thr[j].pid == th->pid)
 					json_array_append_new(tids, json_integer(run->thr[j].tid));
 			json_array_append_new(
-				a, json_pack("{s:I, s:o, s:s, s:o, s:o}", "pid",
+				a, json_pack("{s:I, s:o, s:o, s:o, s:o}", "pid",
 					     (json_int_t)th->pid, "ppid",
 					     u64map__get(&run->procs, th->pid, &ppid)
 						     ? json_integer((json_int_t)ppid)
 						     : json_null(),
-					     "comm", th->comm, "title",
+					     "comm", jname(th->comm), "title",
 					     m->traces && m->traces[r] &&
 							     trace__title(m->traces[r], th->pid,
 									  title, sizeof(title))
@@ -140,9 +154,9 @@ static json_t *threads_json(const struct model *m)
 				continue;
 			json_array_append_new(
 				a,
-				json_pack("{s:I, s:I, s:s, s:i, s:I, s:I, s:I, s:I, s:I}", "tid",
+				json_pack("{s:I, s:I, s:o, s:i, s:I, s:I, s:I, s:I, s:I}", "tid",
 					  (json_int_t)th->tid, "pid", (json_int_t)th->pid, "comm",
-					  th->comm, "cluster", th->cluster, "on_cpu_ns",
+					  jname(th->comm), "cluster", th->cluster, "on_cpu_ns",
 					  (json_int_t)th->on_ns, "off_cpu_ns",
 					  (json_int_t)th->off_ns, "accepts",
 					  (json_int_t)th->accepts, "conns", (json_int_t)th->conns,
@@ -223,19 +237,19 @@ static json_t *clusters_json(const struct model *m)
 		for (j = 0; j < c->stack_len; j++)
 			json_array_append_new(stack, json_string(c->stack[j]));
 		json_array_append_new(
-			a,
-			json_pack("{s:i, s:s, s:s, s:o, s:o, s:i, s:o, s:b, s:f, s:o, s:o, s:o, "
-				  "s:o}",
-				  "id", c->id, "name", c->name, "role", model__role_name(c->role),
-				  "roles", roles, "threads", thr, "processes", (int)c->processes,
-				  "size_per_run", spr, "grows_with_conns", c->grows_with_conns,
-				  "on_cpu_share", c->on_cpu_share, "wait",
-				  c->wait < WK_KINDS ? json_pack("{s:s, s:f}", "syscall",
-								 model__wait_name(c->wait), "share",
-								 c->wait_share)
-						     : json_null(),
-				  "period_ms", num_or_null(c->period_ms, c->period_ms > 0), "work",
-				  work_json(m, c), "stack", stack));
+			a, json_pack("{s:i, s:o, s:s, s:o, s:o, s:i, s:o, s:b, s:f, s:o, s:o, s:o, "
+				     "s:o}",
+				     "id", c->id, "name", jname(c->name), "role",
+				     model__role_name(c->role), "roles", roles, "threads", thr,
+				     "processes", (int)c->processes, "size_per_run", spr,
+				     "grows_with_conns", c->grows_with_conns, "on_cpu_share",
+				     c->on_cpu_share, "wait",
+				     c->wait < WK_KINDS ? json_pack("{s:s, s:f}", "syscall",
+								    model__wait_name(c->wait),
+								    "share", c->wait_share)
+							: json_null(),
+				     "period_ms", num_or_null(c->period_ms, c->period_ms > 0),
+				     "work", work_json(m, c), "stack", stack));
 	}
 	return a;
 }
@@ -812,7 +826,7 @@ static json_t *files_json(const struct model *m)
 
 		json_array_append_new(
 			a, json_pack("{s:o, s:s, s:s, s:I, s:f, s:f, s:f, s:f, s:f, s:o, s:o}",
-				     "path", f->path ? json_string(f->path) : json_null(), "opened",
+				     "path", f->path ? jname(f->path) : json_null(), "opened",
 				     f->before ? "before" : "during", "access",
 				     f->append	     ? "append"
 				     : f->positional ? "positional"
@@ -907,7 +921,7 @@ int model__write_json(const struct model *m, FILE *f)
 	doc = json_pack_ex(
 		&jerr, 0,
 		"{s:s, s:i, s:s, s:I, "
-		"s:{s:I, s:s, s:o, s:o, s:o}, "
+		"s:{s:I, s:o, s:o, s:o, s:o}, "
 		"s:{s:o, s:o, s:o}, "
 		"s:o, s:o, s:o, s:o, "
 		"s:{s:s, s:s, s:f, s:I, s:I}, "
@@ -916,9 +930,9 @@ int model__write_json(const struct model *m, FILE *f)
 		"s:o, s:o, s:o}",
 		"schema", "srvscope-model", "version", 1, "generator", SRVSCOPE_MODEL_GENERATOR,
 		"created_realtime_s", (json_int_t)time(NULL), "target", "pid", (json_int_t)m->pid,
-		"comm", m->comm, "exe", m->exe[0] ? json_string(m->exe) : json_null(), "title",
-		m->title[0] ? json_string(m->title) : json_null(), "listen", listen, "load",
-		"protocol", m->protocol ? json_string(m->protocol) : json_null(), "url",
+		"comm", jname(m->comm), "exe", m->exe[0] ? jname(m->exe) : json_null(), "title",
+		m->title[0] ? jname(m->title) : json_null(), "listen", listen, "load", "protocol",
+		m->protocol ? json_string(m->protocol) : json_null(), "url",
 		m->url ? json_string(m->url) : json_null(), "command",
 		m->command ? json_string(m->command) : json_null(), "runs", runs_json(m),
 		"processes", processes_json(m), "threads", threads_json(m), "clusters",
@@ -961,6 +975,7 @@ int model__write_json(const struct model *m, FILE *f)
  * threads" when only some of a cluster's threads play it (most per run). */
 static void print_clusters_of(const struct model *m, enum model_role r, FILE *f)
 {
+	char name[COMM_ESCAPED_SIZE];
 	size_t i, j, printed = 0;
 
 	for (i = 0; i < m->nr_clusters; i++) {
@@ -989,12 +1004,13 @@ static void print_clusters_of(const struct model *m, enum model_role r, FILE *f)
 				most = doing[j];
 		}
 		free(doing);
+		name_escape(name, sizeof(name), c->name, strlen(c->name));
 		if (most == size)
-			fprintf(f, "%s%s: %u thread%s (cluster %d)", printed++ ? ", " : "", c->name,
+			fprintf(f, "%s%s: %u thread%s (cluster %d)", printed++ ? ", " : "", name,
 				size, size == 1 ? "" : "s", c->id);
 		else
 			fprintf(f, "%s%s: %u of %u threads (cluster %d)", printed++ ? ", " : "",
-				c->name, most, size, c->id);
+				name, most, size, c->id);
 	}
 	if (!printed)
 		fprintf(f, "none");
@@ -1005,10 +1021,11 @@ void model__print_summary(const struct model *m, FILE *f)
 	const struct model_netmodel *n = &m->net;
 	struct sc_sum *sum = xcalloc(MODEL_MAX_SYSCALL, sizeof(*sum));
 	uint64_t cycles = 0, on_ns = 0, unknown = 0;
-	char buf[32];
+	char buf[32], name[COMM_ESCAPED_SIZE];
 	size_t i, r;
 
-	fprintf(f, "%s (pid %u), %zu run(s):", m->comm[0] ? m->comm : "?", m->pid, m->nr_runs);
+	name_escape(name, sizeof(name), m->comm, strlen(m->comm));
+	fprintf(f, "%s (pid %u), %zu run(s):", m->comm[0] ? name : "?", m->pid, m->nr_runs);
 	for (r = 0; r < m->nr_runs; r++)
 		fprintf(f, " %s%" PRIu64 " requests", r ? "/ " : "",
 			model_run__requests(&m->runs[r]));
@@ -1054,7 +1071,8 @@ void model__print_summary(const struct model *m, FILE *f)
 		for (r = 0; r < m->nr_runs; r++)
 			if (c->size_per_run[r] > size)
 				size = c->size_per_run[r];
-		fprintf(f, "%s%d %s x%u %s", i ? ", " : "", c->id, c->name, size,
+		name_escape(name, sizeof(name), c->name, strlen(c->name));
+		fprintf(f, "%s%d %s x%u %s", i ? ", " : "", c->id, name, size,
 			model__role_name(c->role));
 	}
 	fprintf(f, "\n");

@@ -83,6 +83,23 @@ chk "flame speedscope: valid JSON" json "$TMP/fl.json"
 run "$TMP/tl.json" timeline
 chk "timeline: valid JSON" json "$TMP/tl.json"
 
+# srvscope model of the trace: the clusters are named after the threads, the JSON lists
+# every thread (a name that is not UTF-8 once made jansson drop its object), and the
+# summary keeps one line per item (a newline in a name used to break one).
+run "$TMP/m.text" model -o "$TMP/m.json"
+check "model summary: no control byte, valid UTF-8" python3 -c 'import sys
+d = open(sys.argv[1], "rb").read()
+d.decode("utf-8")
+sys.exit(any((b < 32 and b != 10) or b == 127 for b in d))' "$TMP/m.text"
+chk "model json: valid" json "$TMP/m.json"
+check "model summary: every line after the first indented (no name broke one)" \
+	awk 'NR > 1 && !/^  / { bad = 1 } END { exit bad }' "$TMP/m.text"
+is "$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(sum(1 for t in d["threads"] if t["comm"] not in ("evilnames", "fifo-reader", "fifo-writer")))' "$TMP/m.json")" $N \
+	"model json: all $N named threads listed"
+like "$(cat "$TMP/m.json")" '"comm": ?"bad\\\\xff utf8"' "model json: the name that is not UTF-8, escaped"
+
 # Every report shows a thread's whole name, escaped, not the first 16 bytes of it: 15
 # control bytes are 60 characters once escaped. In JSON the backslash itself is escaped.
 run "$TMP/fl.off" flame --kind=off
