@@ -21,6 +21,7 @@
 #include "record/record.h"
 #include "trace/trace.h"
 #include "util/safefile.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 static const char usage_text[] =
@@ -152,8 +153,10 @@ static void target_info(struct model *m, pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	n = readlink(path, m->exe, sizeof(m->exe) - 1);
 	m->exe[n > 0 ? n : 0] = '\0';
+	/* Escaped as a trace's titles are (trace__title): the process writes what it likes. */
 	if (proc__title(pid, m->title, sizeof(m->title)) < 0)
 		m->title[0] = '\0';
+	name_escape_inplace(m->title, sizeof(m->title));
 }
 
 static bool alive(pid_t pid)
@@ -534,9 +537,12 @@ int cmd_model(int argc, char **argv)
 		for (i = 0; i < m.nr_listen && m.listen[i].port != target.port; i++)
 			;
 		if (i == m.nr_listen) {
+			char name[COMM_ESCAPED_SIZE];
+
+			name_escape(name, sizeof(name), m.comm, strlen(m.comm));
 			error("pid %ld (%s) does not listen on TCP port %u (%s): nothing would "
 			      "reach it",
-			      pid, m.comm, target.port,
+			      pid, name, target.port,
 			      m.nr_listen ? "see 'ss -ltnp'" : "it listens on no TCP port");
 			ret = 1;
 			goto out_dir;
