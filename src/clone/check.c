@@ -19,6 +19,7 @@
 #include "load/load.h"
 #include "proc/task.h"
 #include "util/escape.h"
+#include "util/jsonfile.h"
 #include "util/util.h"
 
 /* What a profile of the running clone says, next to what the model says. */
@@ -586,7 +587,7 @@ int clone__check(const char *path, const struct clone_model *m, const struct clo
 		return error("clone --check: the model's load is not memcached, redis nor HTTP: "
 			     "give the client with --load 'COMMAND' ({port} is the clone's)"),
 		       -EINVAL;
-	root = json_load_file(path, 0, &je);
+	root = jsonfile__load(path, 64 << 20, 0, &je);
 	if (!root)
 		return error("clone --check: %s: %s", path, je.text), -EINVAL;
 	runs = json_object_get(root, "runs");

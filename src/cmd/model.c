@@ -22,6 +22,7 @@
 #include "trace/trace.h"
 #include "util/safefile.h"
 #include "util/escape.h"
+#include "util/jsonfile.h"
 #include "util/util.h"
 
 static const char usage_text[] =
@@ -99,9 +100,13 @@ static int parse_config(const char *path, struct run_spec *runs, size_t *nr, dou
 			double duration)
 {
 	json_error_t jerr;
-	json_t *doc = json_load_file(path, 0, &jerr), *a, *r;
+	json_t *doc = jsonfile__load(path, 1 << 20, 0, &jerr), *a, *r;
 	size_t i;
 
+	if (!doc && jerr.line < 0) {
+		error("cannot read the config '%s': %s", path, jerr.text);
+		return 1;
+	}
 	if (!doc) {
 		error("cannot read the config '%s': %s (line %d)", path, jerr.text, jerr.line);
 		return 1;

@@ -13,6 +13,7 @@
 #include "report/report.h"
 #include "trace/trace.h"
 #include "util/escape.h"
+#include "util/jsonfile.h"
 #include "util/util.h"
 
 /* JSON as the text of a <script> element: '<' could close it ("</script>") or open a
@@ -110,7 +111,7 @@ static int document_json(const char *path, const char *what, char **buf)
 		*buf = xstrdup("null");
 		return 0;
 	}
-	doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	doc = jsonfile__load(path, 64 << 20, JSON_REJECT_DUPLICATES, &jerr);
 	if (!doc && jerr.line > 0)
 		return error("cannot read the %s '%s': %s (line %d)", what, path, jerr.text,
 			     jerr.line);

@@ -54,6 +54,15 @@ st=$?
 sed 's/^/#   /' "$TMP/err"
 ok $((st == 0)) "a config that is not JSON: non-zero exit ($st)"
 check "a config that is not JSON: one line" one_error "$TMP/err"
+# A config that is a FIFO (a neighbour's plant, or a mistake): refused at once, never read
+# (a read would wait for a writer for ever).
+mkfifo "$TMP/fifo.json"
+timeout 10 "$SRVSCOPE" model -p "$MEMCACHED_PID" --load true --config "$TMP/fifo.json" >"$TMP/out" 2>"$TMP/err"
+st=$?
+sed 's/^/#   /' "$TMP/err"
+ok $((st == 0 || st == 124)) "a config that is a FIFO: refused, not waited on ($st)"
+check "a config that is a FIFO: one line" one_error "$TMP/err"
+like "$(cat "$TMP/err")" "not a regular file" "a config that is a FIFO: the line says so"
 
 # Two runs; the load fails on the second: the first is kept in the model.
 printf '{"runs": [{"conns": 4, "duration_s": 1}, {"conns": 8, "duration_s": 1}]}' >"$TMP/two.json"

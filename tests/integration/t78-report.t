@@ -253,6 +253,11 @@ ok $? "record threads named with markup"
 echo '{"note": "</script><i id=pwn2>", "rows": [{"a": "<b id=pwn3>", "b": 1}]}' >"$TMP/model.json"
 "$SRVSCOPE" report "$TMP/evil.trace" "$TMP/markup.trace" --model "$TMP/model.json" -o "$TMP/evil.html" 2>/dev/null
 ok $? "report of both traces and a model"
+mkfifo "$TMP/model.fifo"
+out=$(timeout 10 "$SRVSCOPE" report "$TMP/markup.trace" --model "$TMP/model.fifo" -o "$TMP/fifo.html" 2>&1)
+st=$?
+ok $((st == 0 || st == 124)) "a --model that is a FIFO: refused, not waited on ($st)"
+like "$out" "model .*: not a regular file" "a --model that is a FIFO: the line says so"
 why=$(python3 "$TOP/tests/integration/check_names.py" text "$TMP/evil.html" 2>&1)
 ok $? "the page: no control byte, valid UTF-8 ${why:+($why)}"
 is "$(grep -io '</script' "$TMP/evil.html" | wc -l)" 4 "the page's own four scripts end where they should"
