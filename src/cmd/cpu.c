@@ -14,6 +14,7 @@
 #include "proc/task.h"
 #include "symbol/symbolizer.h"
 #include "topology/topology.h"
+#include "util/safefile.h"
 #include "util/util.h"
 
 static const char usage_text[] =
@@ -229,7 +230,7 @@ static int report_folded(struct cpu_cmd *c, const struct comp_table *t)
 	int ret = cpu_read_file(path, &buf, &len);
 
 	if (ret)
-		return error("cannot read '%s': %s", c->folded, strerror(-ret)), 1;
+		return error("cannot read '%s': %s", c->folded, safefile__strerror(ret)), 1;
 	p = cpu_profile__new(1);
 	ret = cpu_profile__parse_folded(p, c->folded, buf, len, err, sizeof(err));
 	free(buf);

@@ -43,8 +43,9 @@ int comp_table__parse(struct comp_table *t, const char *name, const char *text, 
 		      char *err, size_t size);
 /* Reads the file at path and parses it; -errno or -EINVAL with err filled. */
 int comp_table__load(struct comp_table *t, const char *path, char *err, size_t size);
-/* Reads a whole file (at most 1 GiB) into *buf (malloc'ed, NUL-terminated) and *len.
- * Returns 0 or -errno. */
+/* Reads a whole file (at most 1 GiB) into *buf (malloc'ed, NUL-terminated) and *len: a
+ * regular file (util/safefile.h: -EINVAL for a FIFO, a device...), or standard input or a
+ * /dev/fd/N stream. Returns 0 or -errno. */
 int cpu_read_file(const char *path, char **buf, size_t *len);
 /* The component of a function (its name cut at the first '.': "memcpy_orig.isra.0" is
  * "memcpy_orig"), or -1 when no rule matches. Kernel and user functions have separate

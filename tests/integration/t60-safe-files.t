@@ -87,6 +87,20 @@ for arg in "blocking $TMP/some.fifo" "sched $TMP" "flame --kind=off /dev/null" \
 		"$arg: says what it is"
 done
 
+# Other inputs named on the command line (folded stacks, a model's config): a FIFO is
+# refused at once; standard input and a shell's <(...) are read as streams.
+for arg in "cpu --folded $TMP/some.fifo" "model -p $$ --load true --config $TMP/some.fifo"; do
+	start=$(date +%s%N)
+	timeout 10 "$SRVSCOPE" $arg >/dev/null 2>"$TMP/err"
+	rc=$?
+	ms=$((($(date +%s%N) - start) / 1000000))
+	check "$arg: refused, not a hang ($rc)" [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ]
+	check "$arg: at once ($ms ms)" [ "$ms" -lt 2000 ]
+	like "$(cat "$TMP/err")" "not a regular file" "$arg: says why"
+done
+like "$(printf 'main;work 3\n' | "$SRVSCOPE" cpu --folded - 2>&1)" "3 samples" "cpu --folded -: standard input read"
+like "$("$SRVSCOPE" cpu --folded <(printf 'main;work 4\n') 2>&1)" "4 samples" "cpu --folded <(...): a /dev/fd stream read"
+
 # A trace whose maps name a FIFO: the binary it recorded was replaced by one.
 cp "$FIXTURES/rec_sleeper" "$TMP/sleeper"
 timeout 30 "$SRVSCOPE" record -o "$TMP/s.trace" -- "$TMP/sleeper" 0.5 >/dev/null 2>&1
