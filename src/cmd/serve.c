@@ -4,10 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "record/record.h"
 #include "serve/serve.h"
+#include "util/safefile.h"
 #include "util/util.h"
 
 static const char usage_text[] =
@@ -45,14 +47,23 @@ static const char usage_text[] =
 	"      --max-stacks N      distinct stacks kept for the profiles (default 50000)\n"
 	"  -v, --verbose           libbpf's and the HTTP library's messages\n";
 
-/* The first line of FILE, without its newline; NULL after a message. */
+/* The first line of FILE, without its newline; NULL after a message. A regular file or a
+ * stream handed over (util/safefile.h): a FIFO planted at the path would hold the agent's
+ * start for ever. */
 static char *read_token(const char *path)
 {
 	char buf[4096];
-	ssize_t n = read_file(path, buf, sizeof(buf));
+	int fd = safefile__open_input(path, NULL);
+	ssize_t n = fd < 0 ? fd : read(fd, buf, sizeof(buf) - 1);
 
+	if (fd >= 0 && n < 0)
+		n = -errno;
+	if (fd >= 0)
+		close(fd);
 	if (n < 0)
-		return error("cannot read --token-file '%s': %s", path, strerror((int)-n)), NULL;
+		return error("cannot read --token-file '%s': %s", path, safefile__strerror((int)n)),
+		       NULL;
+	buf[n] = '\0';
 	buf[strcspn(buf, "\r\n")] = '\0';
 	if (!buf[0])
 		return error("--token-file '%s' holds no token", path), NULL;

@@ -3,7 +3,6 @@
  * kernels; a components file adds rules that win over the built-in ones, for the kernel
  * or for user space (a database's own subsystems by symbol prefix). */
 #include <errno.h>
-#include <stdbool.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -537,26 +536,15 @@ int comp_table__parse(struct comp_table *t, const char *name, const char *text, 
 	return 0;
 }
 
-/* A stream the user hands over on purpose: standard input, or a shell's process
- * substitution (/dev/fd/N). Any other path is read only if it is a regular file: a FIFO
- * planted where a file was expected would block the read for ever. */
-static bool a_stream(const char *path)
-{
-	return !strcmp(path, "/dev/stdin") || !strncmp(path, "/dev/fd/", 8) ||
-	       !strncmp(path, "/proc/self/fd/", 14);
-}
-
 int cpu_read_file(const char *path, char **out, size_t *out_len)
 {
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
 	ssize_t n = 0;
-	int fd = a_stream(path) ? open(path, O_RDONLY | O_CLOEXEC)
-				: safefile__open_read(path, NULL),
-	    ret = 0;
+	int fd = safefile__open_input(path, NULL), ret = 0;
 
 	if (fd < 0)
-		return a_stream(path) ? -errno : fd;
+		return fd;
 	for (;;) {
 		xgrow((void **)&buf, &cap, len + 65537, 1);
 		n = read(fd, buf + len, cap - len - 1);

@@ -21,7 +21,7 @@ json_t *jsonfile__load(const char *path, size_t max_bytes, size_t flags, json_er
 	char what[64];
 	struct stat st;
 	json_t *doc;
-	int fd = safefile__open_read(path, &st);
+	int fd = safefile__open_input(path, &st);
 
 	if (fd < 0)
 		return refuse(err, safefile__strerror(fd));

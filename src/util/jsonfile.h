@@ -1,6 +1,7 @@
 /* A JSON document the user names on the command line (a config, a model), read the way
- * every input file is (util/safefile.h): a regular file only, so that a FIFO cannot hang the
- * read nor a device see an open, and of a bounded size. */
+ * every input file is (util/safefile.h, safefile__open_input): a regular file, so that a
+ * FIFO planted at the path cannot hang the read nor a device see an open (standard input
+ * and a shell's <(...) are read as the streams they are), of a bounded size. */
 #ifndef SRVSCOPE_JSONFILE_H
 #define SRVSCOPE_JSONFILE_H
 

@@ -135,6 +135,26 @@ out:
 	return fd;
 }
 
+int safefile__open_input(const char *path, struct stat *st)
+{
+	struct stat own;
+	int fd;
+
+	if (strcmp(path, "-") && strcmp(path, "/dev/stdin") && strncmp(path, "/dev/fd/", 8) &&
+	    strncmp(path, "/proc/self/fd/", 14))
+		return safefile__open_read(path, st);
+	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : dup(STDIN_FILENO);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st ? st : &own)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 const char *safefile__strerror(int err)
 {
 	if (err < 0)

@@ -28,6 +28,13 @@ int safefile__create(const char *path, mode_t mode, bool force);
  * when it is refused). */
 int safefile__open_read(const char *path, struct stat *st);
 
+/* An input the user names on the command line: standard input ("-" or /dev/stdin) or a
+ * stream a shell hands over (/dev/fd/N, /proc/self/fd/N: its <(...)) is opened as it is,
+ * since reading a pipe is then the point; any other path as safefile__open_read (a FIFO
+ * planted where a file was expected is refused, never waited on). st as there (for a
+ * stream: its status once open). */
+int safefile__open_input(const char *path, struct stat *st);
+
 /* What went wrong, for a message: like strerror, but says "not a regular file" for the
  * -EINVAL of safefile__open_read and the -ENOTSUP of safefile__create, and what to do for
  * the -EEXIST of safefile__create. err

@@ -87,9 +87,10 @@ for arg in "blocking $TMP/some.fifo" "sched $TMP" "flame --kind=off /dev/null" \
 		"$arg: says what it is"
 done
 
-# Other inputs named on the command line (folded stacks, a model's config): a FIFO is
+# Other inputs named on the command line (folded stacks, a model's config, serve's token): a FIFO is
 # refused at once; standard input and a shell's <(...) are read as streams.
-for arg in "cpu --folded $TMP/some.fifo" "model -p $$ --load true --config $TMP/some.fifo"; do
+for arg in "cpu --folded $TMP/some.fifo" "model -p $$ --load true --config $TMP/some.fifo" \
+	"serve -p $$ --listen 127.0.0.1:0 --token-file $TMP/some.fifo"; do
 	start=$(date +%s%N)
 	timeout 10 "$SRVSCOPE" $arg >/dev/null 2>"$TMP/err"
 	rc=$?
