@@ -253,14 +253,6 @@ static void diff(FILE *f, double model, double clone)
 	fputc('\n', f);
 }
 
-/* A name from the model file (which may come from anywhere) or from /proc, escaped to be
- * printed (util/escape.h); cut to fit buf. */
-static const char *safe(const char *s, char *buf, size_t size)
-{
-	name_escape(buf, size, s, strlen(s));
-	return buf;
-}
-
 static void row_num(FILE *f, const char *what, double model, double clone, const char *fmt)
 {
 	char a[32], b[32], w[128];
@@ -273,7 +265,7 @@ static void row_num(FILE *f, const char *what, double model, double clone, const
 		snprintf(b, sizeof(b), fmt, clone);
 	else
 		snprintf(b, sizeof(b), "-");
-	fprintf(f, "  %-30s %12s %12s", safe(what, w, sizeof(w)), a, b);
+	fprintf(f, "  %-30s %12s %12s", name_shown(what, w, sizeof(w)), a, b);
 	diff(f, clone >= 0 ? model : -1, clone);
 }
 
@@ -324,8 +316,8 @@ static unsigned print_members(FILE *f, const json_t *model, const json_t *clone,
 			    json_is_null(json_object_get(clone, keys[i]));
 
 		differ += !same;
-		fprintf(f, "  %-30s %12s %12s%s\n", keys[i], safe(v, ea, sizeof(ea)),
-			safe(w, eb, sizeof(eb)), same ? "" : "  differs");
+		fprintf(f, "  %-30s %12s %12s%s\n", keys[i], name_shown(v, ea, sizeof(ea)),
+			name_shown(w, eb, sizeof(eb)), same ? "" : "  differs");
 	}
 	return differ;
 }
@@ -381,8 +373,8 @@ static void print_structure(FILE *f, const json_t *root, const json_t *cm, const
 			if (same_cluster(p->names[j].name, name))
 				got += p->names[j].threads;
 		if (json_is_true(json_object_get(c, "grows_with_conns")))
-			fprintf(f, "  %-30.30s %12s %12u\n", safe(name, e, sizeof(e)), "per-conn",
-				got);
+			fprintf(f, "  %-30.30s %12s %12u\n", name_shown(name, e, sizeof(e)),
+				"per-conn", got);
 		else
 			row_num(f, name, want, got, "%.0f");
 	}
@@ -421,7 +413,7 @@ static void row_syscall(FILE *f, const char *name, const json_t *orig, const jso
 		return;
 	}
 	fprintf(f, "  %-30s %12.4f %12.4f  (%.0f and %.0f calls: too few to compare)\n",
-		safe(name, e, sizeof(e)), orig ? num_at(orig, "per_request") : 0,
+		name_shown(name, e, sizeof(e)), orig ? num_at(orig, "per_request") : 0,
 		clone ? num_at(clone, "per_request") : 0, n, c);
 }
 
@@ -462,7 +454,7 @@ static void print_syscalls(FILE *f, const json_t *root, const json_t *cm, const 
 			continue;
 		if (cs == CS_NONE) {
 			fprintf(f, "  %-30.30s %12.2f %12s  (not replayed)\n",
-				safe(name, e, sizeof(e)), num_at(s, "per_request"), "-");
+				name_shown(name, e, sizeof(e)), num_at(s, "per_request"), "-");
 			continue;
 		}
 		shown[cs] = true;

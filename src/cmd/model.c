@@ -544,10 +544,9 @@ int cmd_model(int argc, char **argv)
 		if (i == m.nr_listen) {
 			char name[COMM_ESCAPED_SIZE];
 
-			name_escape(name, sizeof(name), m.comm, strlen(m.comm));
 			error("pid %ld (%s) does not listen on TCP port %u (%s): nothing would "
 			      "reach it",
-			      pid, name, target.port,
+			      pid, name_shown(m.comm, name, sizeof(name)), target.port,
 			      m.nr_listen ? "see 'ss -ltnp'" : "it listens on no TCP port");
 			ret = 1;
 			goto out_dir;

@@ -26,15 +26,6 @@ static const char *base(const char *module)
 	return s ? s + 1 : module;
 }
 
-/* The name as printed: escaped (a hostile symbol cannot move the cursor) into buf. */
-static const char *safe(const char *s, char *buf, size_t size)
-{
-	if (name_is_safe(s, strlen(s)))
-		return s;
-	name_escape(buf, size, s, strlen(s));
-	return buf;
-}
-
 static double ticks_pct(uint64_t ticks, uint64_t ns)
 {
 	static long hz;
@@ -110,7 +101,7 @@ static void text_components(FILE *f, const struct cpu_profile *p, const struct c
 				"classifies)\n",
 				o->min_unmatched);
 		fprintf(f, "  %6.2f %%  %s %s\n", pct(cs.unmatched_counts[i], cs.kernel_total),
-			safe(fn->name, b1, sizeof(b1)), base(fn->module));
+			name_shown(fn->name, b1, sizeof(b1)), base(fn->module));
 	}
 	cpu_comp_share__free(&cs);
 }
@@ -146,7 +137,8 @@ static int write_text(FILE *f, const struct cpu_profile *p, const struct comp_ta
 
 		fprintf(f, "  %6.2f %6.2f  %-3s %-20s %s\n", pct(rows[i].self, p->samples),
 			pct(rows[i].total, p->samples), fn->kernel ? "[k]" : "[.]",
-			safe(base(fn->module), b1, sizeof(b1)), safe(fn->name, b2, sizeof(b2)));
+			name_shown(base(fn->module), b1, sizeof(b1)),
+			name_shown(fn->name, b2, sizeof(b2)));
 	}
 	free(rows);
 
@@ -160,7 +152,7 @@ static int write_text(FILE *f, const struct cpu_profile *p, const struct comp_ta
 		if (!th->samples && !(th->have_stat && th->utime + th->stime))
 			continue;
 		fprintf(f, "  %7d %7d %-16s ", th->pid, th->tid,
-			safe(th->comm[0] ? th->comm : "?", b1, sizeof(b1)));
+			name_shown(th->comm[0] ? th->comm : "?", b1, sizeof(b1)));
 		if (th->have_stat)
 			fprintf(f, "%6.1f %6.1f %6.1f %5c %4d %8llu %8llu",
 				ticks_pct(th->utime + th->stime, p->duration_ns),
@@ -179,7 +171,8 @@ static int write_text(FILE *f, const struct cpu_profile *p, const struct comp_ta
 			const struct cpu_process *pr = &p->procs[i];
 
 			fprintf(f, "  %7d %-16s %10llu %+10lld %10llu %8llu %8llu%s\n", pr->pid,
-				safe(pr->comm, b1, sizeof(b1)), (unsigned long long)pr->rss_kb,
+				name_shown(pr->comm, b1, sizeof(b1)),
+				(unsigned long long)pr->rss_kb,
 				(long long)(pr->rss_kb - pr->rss0_kb),
 				(unsigned long long)pr->rss_max_kb,
 				(unsigned long long)(pr->minflt - pr->minflt0),

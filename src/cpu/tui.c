@@ -61,14 +61,6 @@ static void clear_lines(struct live *l)
 	l->nr = 0;
 }
 
-static const char *esc(const char *s, char *buf, size_t size)
-{
-	if (name_is_safe(s, strlen(s)))
-		return s;
-	name_escape(buf, size, s, strlen(s));
-	return buf;
-}
-
 static const char *base(const char *m)
 {
 	const char *s = strrchr(m, '/');
@@ -130,7 +122,7 @@ static void call_paths(struct live *l, uint32_t func)
 			char e[256];
 
 			len += snprintf(b + len, sizeof(b) - len, " <- %s",
-					esc(p->funcs[s->frames[j]].name, e, sizeof(e)));
+					name_shown(p->funcs[s->frames[j]].name, e, sizeof(e)));
 		}
 		add_line(l, UINT32_MAX, "        %5.1f%% %s", pct(w[k], p->samples), b);
 	}
@@ -156,9 +148,10 @@ static void build(struct live *l)
 			add_line(l, rows[i].func, "%c %6.2f %6.2f  %s %-20.20s %-14s %s",
 				 l->expanded == rows[i].func ? '-' : '+',
 				 pct(rows[i].self, p->samples), pct(rows[i].total, p->samples),
-				 f->kernel ? "[k]" : "[.]", esc(base(f->module), b1, sizeof(b1)),
+				 f->kernel ? "[k]" : "[.]",
+				 name_shown(base(f->module), b1, sizeof(b1)),
 				 f->comp >= 0 ? comp_table__name(l->t, f->comp) : "",
-				 esc(f->name, b2, sizeof(b2)));
+				 name_shown(f->name, b2, sizeof(b2)));
 			if (l->expanded == rows[i].func)
 				call_paths(l, rows[i].func);
 		}
@@ -178,7 +171,8 @@ static void build(struct live *l)
 			if (pct(cs.unmatched_counts[i], cs.kernel_total) >= 0.1)
 				add_line(l, UINT32_MAX, "    unmatched %6.2f %%  %s",
 					 pct(cs.unmatched_counts[i], cs.kernel_total),
-					 esc(p->funcs[cs.unmatched_funcs[i]].name, b1, sizeof(b1)));
+					 name_shown(p->funcs[cs.unmatched_funcs[i]].name, b1,
+						    sizeof(b1)));
 		cpu_comp_share__free(&cs);
 	} else if (l->view == V_THREADS) {
 		long hz = sysconf(_SC_CLK_TCK);
@@ -191,7 +185,7 @@ static void build(struct live *l)
 				continue;
 			add_line(l, UINT32_MAX,
 				 "%7d %7d %-16s %6.1f %6.1f %6.1f %5c %4d %7llu %7llu %7llu",
-				 th->pid, th->tid, esc(th->comm, b1, sizeof(b1)),
+				 th->pid, th->tid, name_shown(th->comm, b1, sizeof(b1)),
 				 secs ? 100.0 * (th->utime + th->stime) / hz / secs : 0,
 				 secs ? 100.0 * th->utime / hz / secs : 0,
 				 secs ? 100.0 * th->stime / hz / secs : 0,

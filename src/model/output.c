@@ -1004,13 +1004,13 @@ static void print_clusters_of(const struct model *m, enum model_role r, FILE *f)
 				most = doing[j];
 		}
 		free(doing);
-		name_escape(name, sizeof(name), c->name, strlen(c->name));
 		if (most == size)
-			fprintf(f, "%s%s: %u thread%s (cluster %d)", printed++ ? ", " : "", name,
-				size, size == 1 ? "" : "s", c->id);
+			fprintf(f, "%s%s: %u thread%s (cluster %d)", printed++ ? ", " : "",
+				name_shown(c->name, name, sizeof(name)), size, size == 1 ? "" : "s",
+				c->id);
 		else
 			fprintf(f, "%s%s: %u of %u threads (cluster %d)", printed++ ? ", " : "",
-				name, most, size, c->id);
+				name_shown(c->name, name, sizeof(name)), most, size, c->id);
 	}
 	if (!printed)
 		fprintf(f, "none");
@@ -1024,8 +1024,8 @@ void model__print_summary(const struct model *m, FILE *f)
 	char buf[32], name[COMM_ESCAPED_SIZE];
 	size_t i, r;
 
-	name_escape(name, sizeof(name), m->comm, strlen(m->comm));
-	fprintf(f, "%s (pid %u), %zu run(s):", m->comm[0] ? name : "?", m->pid, m->nr_runs);
+	fprintf(f, "%s (pid %u), %zu run(s):",
+		m->comm[0] ? name_shown(m->comm, name, sizeof(name)) : "?", m->pid, m->nr_runs);
 	for (r = 0; r < m->nr_runs; r++)
 		fprintf(f, " %s%" PRIu64 " requests", r ? "/ " : "",
 			model_run__requests(&m->runs[r]));
@@ -1071,9 +1071,8 @@ void model__print_summary(const struct model *m, FILE *f)
 		for (r = 0; r < m->nr_runs; r++)
 			if (c->size_per_run[r] > size)
 				size = c->size_per_run[r];
-		name_escape(name, sizeof(name), c->name, strlen(c->name));
-		fprintf(f, "%s%d %s x%u %s", i ? ", " : "", c->id, name, size,
-			model__role_name(c->role));
+		fprintf(f, "%s%d %s x%u %s", i ? ", " : "", c->id,
+			name_shown(c->name, name, sizeof(name)), size, model__role_name(c->role));
 	}
 	fprintf(f, "\n");
 	free_sums(sum);

@@ -104,6 +104,16 @@ void name_escape_inplace(char *s, size_t size)
 	name_escape(s, size, tmp, len);
 }
 
+const char *name_shown(const char *s, char *buf, size_t size)
+{
+	size_t len = strlen(s);
+
+	if (name_is_safe(s, len))
+		return s;
+	name_escape(buf, size, s, len);
+	return buf;
+}
+
 char *name_escape_dup(const char *s)
 {
 	size_t len = strlen(s);

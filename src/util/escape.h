@@ -29,6 +29,10 @@ size_t name_escape(char *out, size_t size, const char *in, size_t len);
  * such as a 16-byte comm): the end is dropped if the escaped name does not fit. */
 void name_escape_inplace(char *s, size_t size);
 
+/* The NUL-terminated s as it may be printed: s itself when it is safe, else its escaped
+ * form written into buf (size bytes; cut as name_escape cuts). */
+const char *name_shown(const char *s, char *buf, size_t size);
+
 /* The escaped copy of s, malloc'ed (the whole name, never cut). */
 char *name_escape_dup(const char *s);
 

@@ -33,6 +33,15 @@ int main(void)
 	is_str(esc("ab\x01", 3, 6), "ab", "an escape that does not fit is left out whole");
 	is_str(esc("\xc3\xa9\xc3\xa9", 4, 4), "\xc3\xa9", "a character is never cut either");
 	ok(name_is_safe("worker", 6) && !name_is_safe("a;b", 3), "name_is_safe");
+	{
+		const char *plain = "mc-worker";
+		char buf[COMM_ESCAPED_SIZE];
+
+		ok(name_shown(plain, buf, sizeof(buf)) == plain,
+		   "name_shown: a safe name as it is");
+		is_str(name_shown("a;b\n", buf, sizeof(buf)), "a\\x3bb\\x0a",
+		       "name_shown: an unsafe one escaped into the buffer");
+	}
 	name_escape_inplace(comm, sizeof(comm));
 	is_str(comm, "a\\x1b[2Jb", "in place, within a comm's 16 bytes");
 	return done_testing();
