@@ -195,6 +195,9 @@ for s in $SERVERS; do
 		sed "s/^/$s threads, CPU us and wake-ups per request at the fixed rate: /" "$OUT/threads" >&2
 		: >"$OUT/threads"
 		python3 -c 'import json, sys; print(sys.argv[2], "model:", json.load(open(sys.argv[1]))["syscall_profile"].get("cpu_unrecorded"))' "$model" "$s" >&2
+		# and its slices, at the rate then at peak (a slice far from the others: the machine
+		# busy with other work meanwhile)
+		[ -f "$OUT/$s.model.err" ] && sed -n "s/^srvscope: model: slices/$s model: slices/p" "$OUT/$s.model.err" >&2
 		# its background threads' CPU per wake-up (unrecorded, at its last run), wake floor and
 		# wake-ups a second in each run: what the clone's network threads make up for
 		python3 -c 'import json, sys

@@ -253,6 +253,7 @@ static void cpu_unrecorded(struct model *m, pid_t pid, const struct load_target 
 	uint32_t *tids = xcalloc(last->nr_thr + 1, sizeof(*tids));
 	uint64_t *ns = xcalloc(last->nr_thr + 1, sizeof(*ns));
 	uint64_t *wakes = xcalloc(last->nr_thr + 1, sizeof(*wakes));
+	static const unsigned slices[2] = {5, 3}; /* at the fixed rate, at peak */
 	size_t i, n = 0;
 	int err = 0, k;
 
@@ -266,15 +267,21 @@ static void cpu_unrecorded(struct model *m, pid_t pid, const struct load_target 
 	for (k = 0; k < 2 && !err && !record__signalled(); k++) {
 		struct wake_floor *floor = NULL;
 
-		/* Three seconds at the fixed rate, a second at peak: schedstat counts
-		 * nanoseconds, but a 2-core VM's speed drifts over seconds (redis at 2000
-		 * req/s: 20.8 and 25.3 us per request in two one-second models minutes apart),
-		 * and a clone burns what this says. The connections are not reopened: a clone reproduces an accept's syscalls,
+		/* At the fixed rate five slices of a third of the run's duration (at most a
+		 * second each), at peak a second in three: schedstat counts nanoseconds, but a
+		 * 2-core VM's speed drifts over seconds (redis at 2000 req/s: 20.8 and 25.3 us
+		 * per request in two one-second models minutes apart), and a clone burns what
+		 * this says. The first slice after the recorder is gone is often the dearest
+		 * (nginx: 27.9, 29.4 and 26.7 us against 21 to 24 after it, in three models of
+		 * five), and a median of three was once thrown 50 % high by two such slices.
+		 * The connections are not reopened: a clone reproduces an accept's syscalls,
 		 * not the server's own work per connection (nginx: 25.7 against 24.3 us per
 		 * request with 16 connections reopened every 0.5 s or kept, at 2000 req/s),
 		 * and the loads it is compared under keep theirs. */
 		co.spec = load_of_run(target, last->conns, k ? 0 : last->rate,
-				      fmin(last->duration_s, k ? 1 : 3), 0);
+				      k ? fmin(last->duration_s, 1)
+					: fmin(last->duration_s, 3) * slices[k] / 3,
+				      0);
 		fprintf(stderr,
 			"srvscope: model: CPU per request without recording: %u connection(s), "
 			"%s, %g s\n",
@@ -283,7 +290,7 @@ static void cpu_unrecorded(struct model *m, pid_t pid, const struct load_target 
 			other_threads(last, 0, ns, wakes);
 			floor = model__wake_floor_start(m->wake_floor_period_ms);
 		}
-		err = model__cpu_unrecorded(&co, tids, n, &m->cpu_unrecorded[k]);
+		err = model__cpu_unrecorded(&co, tids, n, slices[k], &m->cpu_unrecorded[k]);
 		if (!k) {
 			other_threads(last, err ? -1 : 1, ns, wakes);
 			m->wake_floor_us = model__wake_floor_stop(floor);
@@ -295,19 +302,20 @@ static void cpu_unrecorded(struct model *m, pid_t pid, const struct load_target 
 		    !record__signalled()) {
 			struct model_cpu_run again;
 
-			if (!model__cpu_unrecorded(&co, tids, n, &again) &&
+			if (!model__cpu_unrecorded(&co, tids, n, slices[k], &again) &&
 			    again.requests > m->cpu_unrecorded[1].requests)
 				m->cpu_unrecorded[1] = again;
 		}
 		if (!err) {
 			const struct model_cpu_run *c = &m->cpu_unrecorded[k];
+			unsigned j;
 
 			m->nr_cpu_unrecorded = k + 1;
-			fprintf(stderr,
-				"srvscope: model: slices of %.1f s: %.1f %.1f %.1f us per "
-				"request\n",
-				co.spec.duration_s / MODEL_CPU_SLICES, c->slice_cpu_us[0],
-				c->slice_cpu_us[1], c->slice_cpu_us[2]);
+			fprintf(stderr, "srvscope: model: slices of %.1f s:",
+				co.spec.duration_s / c->nr_slices);
+			for (j = 0; j < c->nr_slices; j++)
+				fprintf(stderr, " %.1f", c->slice_cpu_us[j]);
+			fprintf(stderr, " us per request\n");
 		}
 	}
 	if (err)

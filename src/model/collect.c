@@ -255,25 +255,27 @@ static int threads_sched(const uint32_t *tids, size_t n, uint64_t *ns, uint64_t 
 }
 
 int model__cpu_unrecorded(const struct collect_opts *co, const uint32_t *tids, size_t n,
-			  struct model_cpu_run *out)
+			  unsigned slices, struct model_cpu_run *out)
 {
 	static const volatile int no_stop;
 	struct load_spec spec = co->spec;
-	struct model_cpu_run sl[MODEL_CPU_SLICES], t;
-	double order[MODEL_CPU_SLICES];
+	struct model_cpu_run sl[MODEL_CPU_SLICES_MAX], t;
+	double order[MODEL_CPU_SLICES_MAX] = {0};
 	struct load_result res;
 	uint64_t t0, t1, k0, k1, total = 0;
 	int err, i, j;
 
 	if (!n)
 		return -ESRCH;
+	if (!slices || slices > MODEL_CPU_SLICES_MAX)
+		return -EINVAL;
 	/* The median of a few slices: a moment when the machine's other work slows the
 	 * threads (their CPU per request doubles on a busy 2-core machine) weighs on one. The
 	 * keys were stored by the recorded runs: storing them again would be CPU that no
 	 * completed request pays for. */
-	spec.duration_s /= MODEL_CPU_SLICES;
+	spec.duration_s /= slices;
 	spec.no_prefill = true;
-	for (i = 0; i < MODEL_CPU_SLICES; i++) {
+	for (i = 0; i < (int)slices; i++) {
 		if ((err = threads_sched(tids, n, &t0, &k0)))
 			return err;
 		if ((err = load__run(&spec, &res, &no_stop)))
@@ -294,8 +296,9 @@ int model__cpu_unrecorded(const struct collect_opts *co, const uint32_t *tids, s
 			sl[j] = t;
 		}
 	}
-	*out = sl[MODEL_CPU_SLICES / 2];
+	*out = sl[slices / 2];
 	memcpy(out->slice_cpu_us, order, sizeof(order));
+	out->nr_slices = slices;
 	out->conns = co->spec.conns;
 	out->rate = co->spec.rate;
 	out->requests = total;

@@ -54,7 +54,9 @@ int model__thread_sched(uint32_t tid, uint64_t *ns, uint64_t *wakes);
 struct wake_floor;
 struct wake_floor *model__wake_floor_start(double period_ms);
 double model__wake_floor_stop(struct wake_floor *w);
+/* co->spec's load cut in `slices` runs (1 to MODEL_CPU_SLICES_MAX) of an equal share of its
+ * duration; out gets the median slice. */
 int model__cpu_unrecorded(const struct collect_opts *co, const uint32_t *tids, size_t n,
-			  struct model_cpu_run *out);
+			  unsigned slices, struct model_cpu_run *out);
 
 #endif

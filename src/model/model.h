@@ -318,15 +318,17 @@ struct model_netmodel {
 };
 
 /* A load run without the recorder: the network threads' CPU time and voluntary switches
- * (wake-ups) per request the client completed. */
-#define MODEL_CPU_SLICES 3
+ * (wake-ups) per request the client completed, in the slice whose CPU per request is the
+ * median of the run's slices (at most MODEL_CPU_SLICES_MAX). */
+#define MODEL_CPU_SLICES_MAX 5
 struct model_cpu_run {
 	unsigned conns;
 	double rate; /* 0: closed loop, the peak */
 	uint64_t requests;
 	double cpu_us, wakeups; /* per request */
 	/* each slice's CPU per request, in the order they ran */
-	double slice_cpu_us[MODEL_CPU_SLICES];
+	double slice_cpu_us[MODEL_CPU_SLICES_MAX];
+	unsigned nr_slices;
 };
 
 struct model {
