@@ -271,9 +271,8 @@ static void cpu_unrecorded(struct model *m, pid_t pid, const struct load_target 
 		 * second each), at peak a second in three: schedstat counts nanoseconds, but a
 		 * 2-core VM's speed drifts over seconds (redis at 2000 req/s: 20.8 and 25.3 us
 		 * per request in two one-second models minutes apart), and a clone burns what
-		 * this says. The first slice after the recorder is gone is often the dearest
-		 * (nginx: 27.9, 29.4 and 26.7 us against 21 to 24 after it, in three models of
-		 * five), and a median of three was once thrown 50 % high by two such slices.
+		 * this says: a median of three was once thrown 50 % high by two dear slices
+		 * (after a warm-up slice not counted, model__cpu_unrecorded).
 		 * The connections are not reopened: a clone reproduces an accept's syscalls,
 		 * not the server's own work per connection (nginx: 25.7 against 24.3 us per
 		 * request with 16 connections reopened every 0.5 s or kept, at 2000 req/s),
