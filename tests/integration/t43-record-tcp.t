@@ -108,6 +108,10 @@ record_checked() {
 		"$SRVSCOPE" blocking --format=json "$f.$port" >"$TMP/b.json" || return 1
 		python3 "$TMP/check.py" "$TMP/b.json" "$TMP/out" "$D" "$port"
 		rc=$?
+		if [ $rc != 0 ]; then # what the recorder said (lost events?) and every wait seen
+			sed 's/^/# record: /' "$TMP/err" >&2
+			"$SRVSCOPE" blocking "$f.$port" 2>&1 | head -60 | sed 's/^/# blocking: /' >&2
+		fi
 		[ $rc = 2 ] && [ $try = 1 ] || break
 		diag "$name: the delay line itself was late; once more"
 		port=$((port + 10))
