@@ -75,8 +75,10 @@ for comm, syscall, name, lo, hi in (
     if name == "accept":
         c0 = seen["connect"][0]
         lo, hi = c0 - t0 + 3 * D - 2e6, c0 - t0 + 3 * D + 25e6
-    info = ("# %s %s: blocked %.3f ms in %d wait(s), the program saw %.3f ms, expected %.1f..%.1f ms, woken by %s" %
-            (comm, syscall, dur / 1e6, nw, (t1 - t0) / 1e6, lo / 1e6, hi / 1e6, b["wakeup"]))
+    info = ("# %s %s: blocked %.3f ms in %d wait(s), the program saw %.3f ms, expected %.1f..%.1f ms, woken by %s; "
+            "the (last) wait began %.6f s into the trace, the call %.6f s by the program's clock" %
+            (comm, syscall, dur / 1e6, nw, (t1 - t0) / 1e6, lo / 1e6, hi / 1e6, b["wakeup"],
+             b["start_ns"] / 1e9, (t0 - d["trace_start_ns"]) / 1e9))
     print(info)
     windows.append((name, lo, hi))
     check("%s %s lasts what the delay implies" % (comm, syscall), lo <= dur <= hi)
