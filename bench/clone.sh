@@ -198,6 +198,8 @@ for s in $SERVERS; do
 		# and its slices, at the rate then at peak (a slice far from the others: the machine
 		# busy with other work meanwhile)
 		[ -f "$OUT/$s.model.err" ] && sed -n "s/^srvscope: model: slices/$s model: slices/p" "$OUT/$s.model.err" >&2
+		# and beside its skeleton (the ratio the clone aims at)
+		[ -f "$OUT/$s.model.err" ] && sed -n "s/^srvscope: model: CPU per request \(.*beside.*\)/$s model: \1/p" "$OUT/$s.model.err" >&2
 		# its background threads' CPU per wake-up (unrecorded, at its last run), wake floor and
 		# wake-ups a second in each run: what the clone's network threads make up for
 		python3 -c 'import json, sys
@@ -221,7 +223,7 @@ for c in json.load(open(sys.argv[1]))["clusters"]:
 		paste -d' ' "$OUT/c.$s" "$OUT/o.$s" | awk -v c=$col '{printf "%.5f\n", $c / $(c + 3)}' | median |
 			awk '{printf "%.2f", $1}'; echo; done)
 	# the original's CPU per request in the rounds over its model's (unrecorded, at the
-	# model's rate), which the clone aims at: how far the machine moved between the model's
+	# model's rate), which a clone without the skeleton's ratio aims at: how far the machine moved between the model's
 	# seconds and the rounds' minutes; outside 0.85 to 1.15, the clone's CPU ratio says more
 	# of the machine than of the clone. The rounds' figure is the whole tree's, the model's
 	# its network threads': memcached's LRU maintainer (7 to 9 us a request at 2000 req/s,

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clone/child.h"
 #include "clone/clone.h"
 #include "load/load.h"
 #include "proc/task.h"
@@ -522,43 +523,6 @@ static int run_command(const char *cmd, int port, unsigned conns, double rate, d
 	return 0;
 }
 
-/* Starts the clone in a child process (dying with this one) and waits until it listens. */
-static int start_child(const struct clone_model *m, const struct clone_opts *o,
-		       struct clone_counts *counts, pid_t *pid, int *port)
-{
-	struct clone_opts co = *o;
-	struct pollfd pfd;
-	char buf[16] = {0};
-	int fds[2];
-
-	if (pipe2(fds, O_CLOEXEC))
-		return -errno;
-	co.ready_fd = fds[1];
-	co.quiet = true;
-	if (co.port < 0)
-		co.port = 0; /* a free port: the original may be listening on its own */
-	*pid = fork();
-	if (*pid < 0)
-		return -errno;
-	if (*pid == 0) {
-		close(fds[0]);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		_exit(clone__run(m, &co, counts) ? 1 : 0);
-	}
-	close(fds[1]);
-	pfd.fd = fds[0];
-	pfd.events = POLLIN;
-	if (poll(&pfd, 1, 10000) <= 0 || read(fds[0], buf, sizeof(buf) - 1) <= 0) {
-		close(fds[0]);
-		kill(*pid, SIGKILL);
-		waitpid(*pid, NULL, 0);
-		return error("clone --check: the clone did not start"), -EIO;
-	}
-	close(fds[0]);
-	*port = atoi(buf);
-	return 0;
-}
-
 int clone__check(const char *path, const struct clone_model *m, const struct clone_opts *o,
 		 const struct clone_check_opts *co)
 {
@@ -573,7 +537,7 @@ int clone__check(const char *path, const struct clone_model *m, const struct clo
 	double rate, cpu0, cpu1, secs = co->duration_s;
 	unsigned conns;
 	pid_t pid = 0;
-	int port = 0, err, status;
+	int port = 0, err;
 
 	if ((m->proto == CLONE_RAW || m->proto == CLONE_LINE) && !co->load)
 		return error("clone --check: the model's load is not memcached, redis nor HTTP: "
@@ -593,7 +557,7 @@ int clone__check(const char *path, const struct clone_model *m, const struct clo
 		json_decref(root);
 		return error("clone --check: mmap: %s", strerror(errno)), -ENOMEM;
 	}
-	err = start_child(m, o, counts, &pid, &port);
+	err = clone_child__start(m, o, counts, &pid, &port);
 	if (err)
 		goto out;
 	snprintf(url, sizeof(url), "%s://%s:%d/", proto_url[m->proto] ? proto_url[m->proto] : "raw",
@@ -669,8 +633,7 @@ int clone__check(const char *path, const struct clone_model *m, const struct clo
 	       "compare\nthroughput and latency side by side on one machine (bench/clone.sh).\n");
 	fflush(stdout);
 out_stop:
-	kill(pid, SIGTERM);
-	if (waitpid(pid, &status, 0) == pid && !(WIFEXITED(status) && !WEXITSTATUS(status)) && !err)
+	if (clone_child__stop(pid) && !err)
 		err = (error("clone --check: the clone did not stop cleanly"), -EIO);
 out:
 	munmap(counts, sizeof(*counts));

@@ -195,6 +195,12 @@ struct clone_model {
 	 * runs without the recorder at its rate and at peak (cpu_line false: not known) */
 	bool cpu_line;
 	double cpu_w_us, cpu_k_us;
+	/* The original's CPU per request over its skeleton's (this clone spinning nothing),
+	 * both loaded at once when the model was made (syscall_profile.cpu_beside_skeleton;
+	 * 0: not measured). With it the clone aims at that multiple of its own CPU per request
+	 * less its spin, whatever the machine does (a machine slower by a third slows the
+	 * original and the skeleton alike), instead of at the model's microseconds. */
+	double cpu_ratio;
 	unsigned nsteps;
 	struct clone_step steps[CLONE_MAX_STEPS];
 	/* Calls on each connection as it is accepted, on average: socket options and
@@ -230,11 +236,16 @@ enum clone_sys clone_sys__from_name(const char *name);
 /* Per-syscall counts the clone's processes add to (shared memory), for --check.
  * bg_excess_ns: the CPU the background threads took beyond the model's CPU per wake-up,
  * summed (less than it: negative), which the network threads take off their spin. */
+#define CLONE_COUNTS_TIDS 1024
 struct clone_counts {
 	uint64_t requests;
 	uint64_t sys[CS__COUNT];
 	uint64_t accepts, conns;
 	int64_t bg_excess_ns;
+	/* The network threads as they start (every process's: kernel thread ids), the first
+	 * CLONE_COUNTS_TIDS; nr_net counts them all. */
+	uint32_t nr_net;
+	uint32_t net_tids[CLONE_COUNTS_TIDS];
 };
 
 struct clone_opts {
@@ -264,6 +275,18 @@ struct clone_check_opts {
  * model (path, already parsed into m), and stops it. Returns 0 or -errno (reported). */
 int clone__check(const char *path, const struct clone_model *m, const struct clone_opts *o,
 		 const struct clone_check_opts *co);
+
+/* The original beside its skeleton: the clone of the model spinning nothing (no CPU aim),
+ * started in a child, and the original, driven at once by the same built-in load (spec,
+ * its target the original) in slices after one not counted; per slice the CPU per request
+ * of the original's network threads (tids) and of the skeleton's (schedstat), over the
+ * requests each load completed. */
+struct load_spec;    /* load/load.h */
+struct model_beside; /* model/model.h */
+/* Returns 0 with *out, or -errno: -ESRCH when a thread of the original is gone, -ENODATA
+ * when a slice completed no request, the load's error. */
+int clone__beside(const struct clone_model *m, const struct load_spec *spec,
+		  const uint32_t *tids, size_t n, unsigned slices, struct model_beside *out);
 
 /* Draws one size from d: a bucket as often as the histogram has it, then prefer when it
  * falls in that bucket (the size the cycle's answer had: histogram buckets are coarse),

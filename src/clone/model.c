@@ -1067,6 +1067,20 @@ static int parse_cpu_line(struct ctx *c, const json_t *sp, struct clone_model *m
 	return 0;
 }
 
+/* The original's CPU per request over its skeleton's, both loaded at once (the model's
+ * cpu_beside_skeleton; absent or null: 0, not measured). */
+static int parse_cpu_ratio(struct ctx *c, const json_t *sp, struct clone_model *m)
+{
+	const json_t *b = sp ? json_object_get(sp, "cpu_beside_skeleton") : NULL;
+
+	if (!b || json_is_null(b))
+		return 0;
+	if (!json_is_object(b))
+		return fail(c, "syscall_profile.cpu_beside_skeleton is not an object");
+	return get_num(c, b, "syscall_profile.cpu_beside_skeleton", "ratio", 0.01, 100, false,
+		       true, 0, &m->cpu_ratio);
+}
+
 static int parse_root(struct ctx *c, const json_t *root, struct clone_model *m)
 {
 	const char *schema, *s;
@@ -1152,7 +1166,7 @@ static int parse_root(struct ctx *c, const json_t *root, struct clone_model *m)
 		m->on_cpu_us_per_request = cpu;
 		m->cpu_unrecorded = true;
 	}
-	if (parse_cpu_line(c, sp, m))
+	if (parse_cpu_line(c, sp, m) || parse_cpu_ratio(c, sp, m))
 		return -EINVAL;
 	m->accept_timeout_ms = -1;
 	m->wait_timeout_ms = -1;

@@ -236,6 +236,7 @@ struct cpu_ctl {
 	uint64_t t0, k0, w0; /* the window's start: CPU, wake-ups, monotonic clock */
 	uint64_t r0;	     /* and the clone's requests, */
 	int64_t e0;	     /* and the background threads' excess */
+	uint64_t spun;	     /* the spin of the window's requests, nanoseconds */
 	unsigned n;
 };
 
@@ -261,10 +262,10 @@ static void request_work(struct cpu_ctl *ctl)
 	int64_t s = atomic_load_explicit(&spin_ns, memory_order_relaxed);
 	uint64_t ns, wakes;
 
-	if (M->on_cpu_us_per_request <= 0 && !M->cpu_line)
+	if (M->on_cpu_us_per_request <= 0 && !M->cpu_line && !(M->cpu_ratio > 0))
 		return;
 	spin_us(s / 1000.0);
-	if (!M->cpu_line &&
+	if (!M->cpu_line && !(M->cpu_ratio > 0) &&
 	    atomic_load_explicit(&calibrations, memory_order_relaxed) >= CALIBRATION_ROUNDS)
 		return;
 	if (!ctl->n++) {
@@ -272,8 +273,10 @@ static void request_work(struct cpu_ctl *ctl)
 		ctl->w0 = now_ns();
 		ctl->r0 = __atomic_load_n(&C->requests, __ATOMIC_RELAXED);
 		ctl->e0 = __atomic_load_n(&C->bg_excess_ns, __ATOMIC_RELAXED);
+		ctl->spun = 0;
 		return;
 	}
+	ctl->spun += (uint64_t)s;
 	/* the clock read every 16 requests: a vDSO call, but a syscall where there is none */
 	if (ctl->n <= 64 || (ctl->n <= 1024 && (ctl->n % 16 || now_ns() - ctl->w0 < 100000000)))
 		return;
@@ -287,7 +290,9 @@ static void request_work(struct cpu_ctl *ctl)
 		ctl_read(&ns, &wakes);
 		per = (double)(ns - ctl->t0) / reqs;
 		want = M->on_cpu_us_per_request * 1000.0;
-		if (M->cpu_line)
+		if (M->cpu_ratio > 0) /* a multiple of its own structure's, as it is now */
+			want = M->cpu_ratio * (per - (double)ctl->spun / reqs);
+		else if (M->cpu_line)
 			want = (M->cpu_w_us + M->cpu_k_us * (double)(wakes - ctl->k0) / reqs) *
 			       1000.0;
 		if (all)
@@ -1031,12 +1036,28 @@ static void epoll_add(struct net *n, int fd, uint32_t extra)
 
 /* An epoll loop: the listener (event loops that accept), the hand-off's wake-up, and the
  * connections. single: a loop for one connection (its thread or process ends with it). */
+/* The calling thread is a network thread: its id in C->net_tids (once), where the model
+ * measuring its skeleton beside the original reads their CPU (clone__beside). */
+static void net_register(void)
+{
+	static __thread bool done;
+	uint32_t i;
+
+	if (done)
+		return;
+	done = true;
+	i = __atomic_fetch_add(&C->nr_net, 1, __ATOMIC_ACQ_REL);
+	if (i < CLONE_COUNTS_TIDS)
+		__atomic_store_n(&C->net_tids[i], (uint32_t)gettid(), __ATOMIC_RELEASE);
+}
+
 static void epoll_loop(struct net *n, bool single)
 {
 	int maxev = M->maxevents > 0 && M->maxevents <= 65536 ? M->maxevents : 32;
 	struct epoll_event *ev = xcalloc(maxev, sizeof(*ev));
 	int k, got;
 
+	net_register();
 	while (!stopping) {
 		count(CS_EPOLL_WAIT);
 		got = epoll_wait(n->epfd, ev, maxev, M->wait_timeout_ms);
@@ -1116,6 +1137,7 @@ static void conn_loop(int fd)
 	struct pollfd p = {.fd = fd, .events = POLLIN};
 	fd_set rs;
 
+	net_register();
 	net_init(&n, (unsigned)fd);
 	c = new_conn(&n, fd);
 	if (M->network_io == CLONE_IO_EPOLL) {
@@ -1736,7 +1758,13 @@ int clone__run(const struct clone_model *m, const struct clone_opts *o, struct c
 			: m->proto == CLONE_HTTP    ? "HTTP/1.1"
 			: m->proto == CLONE_LINE    ? "newline-framed requests"
 						    : "raw request/response sizes");
-	if (!o->quiet && m->cpu_line)
+	if (!o->quiet && m->cpu_ratio > 0)
+		fprintf(stderr,
+			"srvscope: clone: CPU per request aimed at %.2f times its own without its "
+			"spin (the original's over its skeleton's, both loaded at once when the "
+			"model was made)\n",
+			m->cpu_ratio);
+	else if (!o->quiet && m->cpu_line)
 		fprintf(stderr,
 			"srvscope: clone: CPU per request aimed at %.1f + %.1f us per wake-up per "
 			"request (the model's, without its recorder)\n",

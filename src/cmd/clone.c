@@ -25,9 +25,11 @@ static const char usage_text[] =
 	"  -l, --listen ADDR   IPv4 address to listen on (default: the model's, 127.0.0.1)\n"
 	"  -q, --quiet         no line on stderr once it listens\n"
 	"      --cpu-us US     on-CPU microseconds per request to reproduce at every load,\n"
-	"                      instead of the model's (measured without the recorder at its\n"
-	"                      rate and at peak: the clone follows the line through the\n"
-	"                      two by its wake-ups per request)\n"
+	"                      instead of the model's (the original's over its skeleton's,\n"
+	"                      both loaded at once, times the clone's own CPU per request\n"
+	"                      less its spin; in a model without that figure, the line\n"
+	"                      through the original's at its rate and at peak, followed by\n"
+	"                      the clone's wake-ups per request)\n"
 	"      --framing F     for a model whose load is not memcached, redis nor HTTP: how\n"
 	"                      requests end: 'size' (the modelled request size, the default)\n"
 	"                      or 'line' (a newline; answers end with one too)\n"
@@ -129,6 +131,7 @@ int cmd_clone(int argc, char **argv)
 	if (cpu_us >= 0) { /* one figure at every load */
 		m.on_cpu_us_per_request = cpu_us;
 		m.cpu_line = false;
+		m.cpu_ratio = 0;
 	}
 	if (framing && !strcmp(framing, "line"))
 		m.proto = CLONE_LINE;

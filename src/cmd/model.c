@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clone/clone.h"
 #include "cmd/cmd.h"
 #include "load/load.h"
 #include "model/collect.h"
@@ -53,6 +54,9 @@ static const char usage_text[] =
 	"      --call-graph=fp|dwarf\n"
 	"                         how user stacks are taken (default dwarf: see 'record')\n"
 	"      --keep-traces DIR  keep each run's trace in DIR (run-N.trace)\n"
+	"      --no-skeleton      do not measure the server beside its skeleton (a clone of\n"
+	"                         the model spinning nothing, started on a free loopback\n"
+	"                         port for a few seconds, loaded at once with the server)\n"
 	"  -o, --output FILE      write the model as JSON (docs/model-json.md): a new file,\n"
 	"                         mode 0600; an existing one is never replaced\n"
 	"\n"
@@ -66,6 +70,7 @@ static const char usage_text[] =
 	"(the runs done before it are kept and described), 2 for a usage error.\n";
 
 #define MAX_RUNS 64
+#define BESIDE_SLICES 5 /* the original beside its skeleton: counted slices */
 
 struct run_spec {
 	unsigned conns;
@@ -229,7 +234,7 @@ static void other_threads(struct model_run *last, int when, uint64_t *ns, uint64
 		struct model_thread *th = &last->thr[i];
 		uint64_t v, w;
 
-		if (when < 0 || th->network || model__thread_sched(th->tid, &v, &w)) {
+		if (when < 0 || th->network || proc_task__sched(th->tid, &v, &w)) {
 			th->unrec = false;
 			continue;
 		}
@@ -326,7 +331,65 @@ static void cpu_unrecorded(struct model *m, pid_t pid, const struct load_target 
 	free(wakes);
 }
 
-static int finish(struct model *m, const struct trace **traces, const char *output)
+/* The original beside its skeleton (clone__beside): the clone of the model just built,
+ * spinning nothing, and the original loaded at once, at the last run's rate, in slices as
+ * cpu_unrecorded's; a clone aims at their ratio (docs/clone.md). A model the clone cannot
+ * run, or a slice that fails, leaves it out with a warning. */
+static void beside_skeleton(struct model *m, const struct load_target *target)
+{
+	struct model_run *last = &m->runs[m->nr_runs - 1];
+	struct clone_model *cm = xmalloc(sizeof(*cm));
+	uint32_t *tids = xcalloc(last->nr_thr + 1, sizeof(*tids));
+	struct load_spec spec;
+	char *text = NULL, why[256];
+	size_t len = 0, i, n = 0;
+	FILE *f = open_memstream(&text, &len);
+	int err;
+
+	for (i = 0; i < last->nr_thr; i++)
+		if (last->thr[i].network)
+			tids[n++] = last->thr[i].tid;
+	err = f ? model__write_json(m, f) : -errno;
+	if (f && fclose(f) && !err)
+		err = -errno;
+	if (err) {
+		snprintf(why, sizeof(why), "%s", strerror(-err));
+	} else if ((err = clone_model__parse(text, len, cm, why, sizeof(why)))) {
+		;
+	} else {
+		/* each slice as long as cpu_unrecorded's at the fixed rate */
+		spec = load_of_run(target, last->conns, last->rate, fmin(last->duration_s, 3) / 3,
+				   0);
+		spec.no_prefill = true;
+		fprintf(stderr,
+			"srvscope: model: beside its skeleton (its clone spinning nothing), both "
+			"loaded at once: %u connection(s), the last run's rate, %g s\n",
+			spec.conns, spec.duration_s * (BESIDE_SLICES + 1));
+		err = clone__beside(cm, &spec, tids, n, BESIDE_SLICES, &m->beside);
+		snprintf(why, sizeof(why), "%s",
+			 err == -ESRCH ? "a network thread is gone" : strerror(-err));
+	}
+	if (err) {
+		memset(&m->beside, 0, sizeof(m->beside));
+		warning("the original beside its skeleton not measured (%s): a clone aims at the "
+			"model's CPU per request",
+			why);
+	} else {
+		fprintf(stderr,
+			"srvscope: model: CPU per request %.1f us beside the skeleton's %.1f "
+			"(ratio %.2f; slices:",
+			m->beside.original_us, m->beside.skeleton_us, m->beside.ratio);
+		for (i = 0; i < m->beside.nr_slices; i++)
+			fprintf(stderr, " %.2f", m->beside.slice_ratio[i]);
+		fprintf(stderr, ")\n");
+	}
+	free(text);
+	free(tids);
+	free(cm);
+}
+
+static int finish(struct model *m, const struct trace **traces, const char *output,
+		  const struct load_target *skeleton_load)
 {
 	FILE *f;
 	int err;
@@ -334,6 +397,8 @@ static int finish(struct model *m, const struct trace **traces, const char *outp
 	m->traces = traces;
 	if ((err = model__build(m)))
 		return error("cannot build the model: %s", strerror(-err)), 1;
+	if (skeleton_load && m->nr_cpu_unrecorded && !record__signalled())
+		beside_skeleton(m, skeleton_load);
 	model__print_summary(m, stdout);
 	if (!output)
 		return 0;
@@ -398,7 +463,7 @@ static int model_traces(char **files, int n, const char *output)
 				snprintf(m.title, sizeof(m.title), "%s", title);
 		}
 	}
-	if (m.nr_runs && finish(&m, traces, output))
+	if (m.nr_runs && finish(&m, traces, output, NULL))
 		ret = 1;
 	for (i = 0; i < (int)m.nr_runs; i++)
 		trace__close((struct trace *)traces[i]);
@@ -419,6 +484,7 @@ int cmd_model(int argc, char **argv)
 		OPT_CONFIG,
 		OPT_CALL_GRAPH,
 		OPT_KEEP,
+		OPT_NO_SKELETON,
 	};
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
@@ -431,6 +497,7 @@ int cmd_model(int argc, char **argv)
 		{"config", required_argument, NULL, OPT_CONFIG},
 		{"call-graph", required_argument, NULL, OPT_CALL_GRAPH},
 		{"keep-traces", required_argument, NULL, OPT_KEEP},
+		{"no-skeleton", no_argument, NULL, OPT_NO_SKELETON},
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -441,7 +508,7 @@ int cmd_model(int argc, char **argv)
 	const char *output = NULL, *keep = NULL;
 	double rate = 2000, duration = 2, reconnect = 0.5;
 	struct load_target target = {0};
-	bool dwarf = true;
+	bool dwarf = true, skeleton = true;
 	struct model m = {0};
 	const struct trace **traces = NULL;
 	struct ktext_copy *ksyms;
@@ -489,6 +556,9 @@ int cmd_model(int argc, char **argv)
 			break;
 		case OPT_KEEP:
 			keep = optarg;
+			break;
+		case OPT_NO_SKELETON:
+			skeleton = false;
 			break;
 		case 'o':
 			output = optarg;
@@ -661,7 +731,7 @@ int cmd_model(int argc, char **argv)
 	model__kallsyms_free(ksyms);
 	if (!ret && !load_cmd && m.nr_runs && !record__signalled())
 		cpu_unrecorded(&m, (pid_t)pid, &target);
-	if (m.nr_runs && finish(&m, traces, output))
+	if (m.nr_runs && finish(&m, traces, output, skeleton ? &target : NULL))
 		ret = 1;
 	for (r = 0; r < m.nr_runs; r++) {
 		trace__close((struct trace *)traces[r]);

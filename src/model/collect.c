@@ -11,6 +11,7 @@
 
 #include "model/collect.h"
 #include "model/model.h"
+#include "proc/task.h"
 #include "record/ktext.h"
 #include "record/record.h"
 #include "util/util.h"
@@ -210,33 +211,6 @@ void model__kallsyms_free(struct ktext_copy *k)
 	free(k);
 }
 
-int model__thread_sched(uint32_t tid, uint64_t *ns, uint64_t *wakes)
-{
-	unsigned long long v, w = 0;
-	char path[64], line[128];
-	bool found;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%u/schedstat", tid);
-	f = fopen(path, "r");
-	if (!f)
-		return -ESRCH;
-	found = fscanf(f, "%llu", &v) == 1;
-	fclose(f);
-	snprintf(path, sizeof(path), "/proc/%u/status", tid);
-	if (!found || !(f = fopen(path, "r")))
-		return -ESRCH;
-	found = false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "voluntary_ctxt_switches: %llu", &w) == 1;
-	fclose(f);
-	if (!found)
-		return -ESRCH;
-	*ns = v;
-	*wakes = w;
-	return 0;
-}
-
 /* The same, summed over the threads tids. */
 static int threads_sched(const uint32_t *tids, size_t n, uint64_t *ns, uint64_t *wakes)
 {
@@ -246,7 +220,7 @@ static int threads_sched(const uint32_t *tids, size_t n, uint64_t *ns, uint64_t 
 
 	*ns = *wakes = 0;
 	for (i = 0; i < n; i++) {
-		if ((err = model__thread_sched(tids[i], &v, &w)))
+		if ((err = proc_task__sched(tids[i], &v, &w)))
 			return err;
 		*ns += v;
 		*wakes += w;

@@ -40,10 +40,6 @@ void model__kallsyms_free(struct ktext_copy *k);
  * it); *out is the median slice's. Returns 0 with *out, or -errno: -ESRCH when a thread is
  * gone, the load's error. */
 struct model_cpu_run; /* model.h */
-/* A thread's CPU nanoseconds so far (schedstat's runtime) and voluntary switches (the
- * times it blocked and was woken; preemptions left out). Returns 0 or -ESRCH. */
-int model__thread_sched(uint32_t tid, uint64_t *ns, uint64_t *wakes);
-
 /* A thread of srvscope's own that sleeps period_ms (nanosleep) and wakes, again and again,
  * from start to stop: its CPU time per wake-up is what a wake-up costs a thread that does
  * nothing else, on this machine at that moment (12 to 30 us in a 2-core VM, as busy or idle

@@ -331,6 +331,20 @@ struct model_cpu_run {
 	unsigned nr_slices;
 };
 
+/* The original beside its skeleton (clone__beside, src/clone): the clone of this model
+ * spinning nothing and the original, loaded at once by the last run's load at its rate,
+ * in slices after one not counted; their network threads' CPU per request (schedstat)
+ * over the requests each load completed. ratio 0: not measured. */
+#define MODEL_BESIDE_SLICES 8
+struct model_beside {
+	unsigned conns, nr_slices;
+	double rate;
+	uint64_t requests, skeleton_requests; /* completed, all slices */
+	double ratio;			      /* the median slice's original over skeleton */
+	double original_us, skeleton_us;      /* CPU per request in that slice */
+	double slice_ratio[MODEL_BESIDE_SLICES];
+};
+
 struct model {
 	struct model_run *runs;
 	size_t nr_runs;
@@ -355,6 +369,7 @@ struct model {
 	/* A bare sleeper's CPU per wake-up beside the unrecorded run at the last run's rate,
 	 * sleeping the shortest period of the other threads (0: not measured). */
 	double wake_floor_us, wake_floor_period_ms;
+	struct model_beside beside;
 };
 
 /* Clusters the threads of every run, names the roles and derives the network model. The

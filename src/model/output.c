@@ -587,6 +587,26 @@ static json_t *cpu_runs_json(const struct model *m)
 	return a;
 }
 
+/* The original beside its skeleton (docs/model-json.md): null when not measured. */
+static json_t *beside_json(const struct model *m)
+{
+	const struct model_beside *b = &m->beside;
+	json_t *sl;
+	unsigned i;
+
+	if (!(b->ratio > 0))
+		return json_null();
+	sl = json_array();
+	for (i = 0; i < b->nr_slices; i++)
+		json_array_append_new(sl, json_real(b->slice_ratio[i]));
+	return json_pack("{s:I, s:f, s:I, s:I, s:f, s:f, s:f, s:o}", "conns", (json_int_t)b->conns,
+			 "rate", b->rate, "requests", (json_int_t)b->requests,
+			 "skeleton_requests", (json_int_t)b->skeleton_requests,
+			 "original_cpu_us_per_request", b->original_us,
+			 "skeleton_cpu_us_per_request", b->skeleton_us, "ratio", b->ratio,
+			 "slice_ratios", sl);
+}
+
 /* The network threads' CPU time outside syscalls per measured request, over the runs that
  * wrote every syscall (model__analyze); null when none did. */
 static json_t *user_json(const struct model *m)
@@ -675,12 +695,12 @@ static json_t *profile_json(const struct model *m, struct sc_sum *sum, size_t *n
 		}
 	}
 	*nr_out = (size_t)nr;
-	o = json_pack("{s:I, s:f, s:o, s:o, s:o, s:I, s:o}", "requests", (json_int_t)cycles,
+	o = json_pack("{s:I, s:f, s:o, s:o, s:o, s:o, s:I, s:o}", "requests", (json_int_t)cycles,
 		      "on_cpu_us_per_request", cycles ? on_ns / 1e3 / cycles : 0.0,
 		      "user_us_per_request", user_json(m), "on_cpu_us_per_request_unrecorded",
 		      m->nr_cpu_unrecorded ? json_real(m->cpu_unrecorded[0].cpu_us) : json_null(),
-		      "cpu_unrecorded", cpu_runs_json(m), "unknown", (json_int_t)unknown,
-		      "syscalls", a);
+		      "cpu_unrecorded", cpu_runs_json(m), "cpu_beside_skeleton", beside_json(m),
+		      "unknown", (json_int_t)unknown, "syscalls", a);
 	/* Connections accepted per request, over every run: what the calls made once a
 	 * connection are divided by (srvscope clone), whichever thread accepted. */
 	for (r = 0; r < m->nr_runs; r++) {

@@ -313,3 +313,30 @@ int proc__title(pid_t pid, char *buf, size_t size)
 	buf[n] = '\0';
 	return (int)n;
 }
+
+int proc_task__sched(pid_t tid, uint64_t *ns, uint64_t *wakes)
+{
+	unsigned long long v, w = 0;
+	char path[64], line[128];
+	bool found;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -ESRCH;
+	found = fscanf(f, "%llu", &v) == 1;
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if (!found || !(f = fopen(path, "r")))
+		return -ESRCH;
+	found = false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "voluntary_ctxt_switches: %llu", &w) == 1;
+	fclose(f);
+	if (!found)
+		return -ESRCH;
+	*ns = v;
+	*wakes = w;
+	return 0;
+}

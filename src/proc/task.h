@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Lists the thread ids of pid into *tids (malloc'ed, sorted). Returns the count or -errno. */
@@ -20,6 +21,11 @@ struct task_stat {
 int proc_task__parse_stat(const char *buf, struct task_stat *st);
 /* Reads /proc/PID/task/TID/stat. Returns 0 or -errno (-ESRCH when the thread is gone). */
 int proc_task__stat(pid_t pid, pid_t tid, struct task_stat *st);
+
+/* A thread's CPU nanoseconds so far (schedstat's runtime: exact, where stat's utime and
+ * stime are clock ticks) and its voluntary switches (the times it blocked and was woken;
+ * preemptions left out). Returns 0 or -ESRCH. */
+int proc_task__sched(pid_t tid, uint64_t *ns, uint64_t *wakes);
 
 /* Reads the kernel stack of a thread from /proc/PID/task/TID/stack (root only): lines
  * "[<0>] func+0x1a/0x40", innermost first (the kernel hides the addresses, not the names).
