@@ -88,7 +88,7 @@ static int by_ratio(const void *a, const void *b)
 }
 
 static int measure(const struct clone_counts *counts, const uint32_t *tids, size_t n,
-		   struct side *orig, struct side *skel, unsigned slices,
+		   struct side *orig, struct side *skel, unsigned slices, int (*stopped)(void),
 		   struct model_beside *out)
 {
 	uint64_t *o0 = xcalloc(n, sizeof(*o0)), *o1 = xcalloc(n, sizeof(*o1));
@@ -104,6 +104,10 @@ static int measure(const struct clone_counts *counts, const uint32_t *tids, size
 	if ((err = both(orig, skel)))
 		goto out;
 	for (i = 0; i < slices; i++) {
+		if (stopped && stopped()) {
+			err = -EINTR;
+			goto out;
+		}
 		ns = __atomic_load_n(&counts->nr_net, __ATOMIC_ACQUIRE);
 		if (ns > CLONE_COUNTS_TIDS)
 			ns = CLONE_COUNTS_TIDS;
@@ -144,8 +148,8 @@ out:
 	return err;
 }
 
-int clone__beside(const struct clone_model *m, const struct load_spec *spec,
-		  const uint32_t *tids, size_t n, unsigned slices, struct model_beside *out)
+int clone__beside(const struct clone_model *m, const struct load_spec *spec, const uint32_t *tids,
+		  size_t n, unsigned slices, int (*stopped)(void), struct model_beside *out)
 {
 	struct clone_opts o = {.listen_addr = "127.0.0.1", .port = 0, .quiet = true};
 	struct clone_model *skeleton;
@@ -175,7 +179,7 @@ int clone__beside(const struct clone_model *m, const struct load_spec *spec,
 		goto out;
 	snprintf(skel.spec.target.host, sizeof(skel.spec.target.host), "%s", o.listen_addr);
 	skel.spec.target.port = (uint16_t)port;
-	err = measure(counts, tids, n, &orig, &skel, slices, out);
+	err = measure(counts, tids, n, &orig, &skel, slices, stopped, out);
 	if (clone_child__stop(pid) && !err)
 		err = -EIO;
 out:

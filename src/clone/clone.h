@@ -283,10 +283,11 @@ int clone__check(const char *path, const struct clone_model *m, const struct clo
  * requests each load completed. */
 struct load_spec;    /* load/load.h */
 struct model_beside; /* model/model.h */
-/* Returns 0 with *out, or -errno: -ESRCH when a thread of the original is gone, -ENODATA
- * when a slice completed no request, the load's error. */
-int clone__beside(const struct clone_model *m, const struct load_spec *spec,
-		  const uint32_t *tids, size_t n, unsigned slices, struct model_beside *out);
+/* stopped, if not NULL, is asked between slices (a signal: -EINTR). Returns 0 with *out, or
+ * -errno: -ESRCH when a thread of the original is gone, -ENODATA when a slice completed no
+ * request, the load's error. */
+int clone__beside(const struct clone_model *m, const struct load_spec *spec, const uint32_t *tids,
+		  size_t n, unsigned slices, int (*stopped)(void), struct model_beside *out);
 
 /* Draws one size from d: a bucket as often as the histogram has it, then prefer when it
  * falls in that bucket (the size the cycle's answer had: histogram buckets are coarse),

@@ -1077,8 +1077,8 @@ static int parse_cpu_ratio(struct ctx *c, const json_t *sp, struct clone_model *
 		return 0;
 	if (!json_is_object(b))
 		return fail(c, "syscall_profile.cpu_beside_skeleton is not an object");
-	return get_num(c, b, "syscall_profile.cpu_beside_skeleton", "ratio", 0.01, 100, false,
-		       true, 0, &m->cpu_ratio);
+	return get_num(c, b, "syscall_profile.cpu_beside_skeleton", "ratio", 0.01, 100, false, true,
+		       0, &m->cpu_ratio);
 }
 
 static int parse_root(struct ctx *c, const json_t *root, struct clone_model *m)

@@ -365,9 +365,12 @@ static void beside_skeleton(struct model *m, const struct load_target *target)
 			"srvscope: model: beside its skeleton (its clone spinning nothing), both "
 			"loaded at once: %u connection(s), the last run's rate, %g s\n",
 			spec.conns, spec.duration_s * (BESIDE_SLICES + 1));
-		err = clone__beside(cm, &spec, tids, n, BESIDE_SLICES, &m->beside);
+		err = clone__beside(cm, &spec, tids, n, BESIDE_SLICES, record__signalled,
+				    &m->beside);
 		snprintf(why, sizeof(why), "%s",
-			 err == -ESRCH ? "a network thread is gone" : strerror(-err));
+			 err == -ESRCH	 ? "a network thread is gone"
+			 : err == -EINTR ? "interrupted"
+					 : strerror(-err));
 	}
 	if (err) {
 		memset(&m->beside, 0, sizeof(m->beside));

@@ -600,11 +600,10 @@ static json_t *beside_json(const struct model *m)
 	for (i = 0; i < b->nr_slices; i++)
 		json_array_append_new(sl, json_real(b->slice_ratio[i]));
 	return json_pack("{s:I, s:f, s:I, s:I, s:f, s:f, s:f, s:o}", "conns", (json_int_t)b->conns,
-			 "rate", b->rate, "requests", (json_int_t)b->requests,
-			 "skeleton_requests", (json_int_t)b->skeleton_requests,
-			 "original_cpu_us_per_request", b->original_us,
-			 "skeleton_cpu_us_per_request", b->skeleton_us, "ratio", b->ratio,
-			 "slice_ratios", sl);
+			 "rate", b->rate, "requests", (json_int_t)b->requests, "skeleton_requests",
+			 (json_int_t)b->skeleton_requests, "original_cpu_us_per_request",
+			 b->original_us, "skeleton_cpu_us_per_request", b->skeleton_us, "ratio",
+			 b->ratio, "slice_ratios", sl);
 }
 
 /* The network threads' CPU time outside syscalls per measured request, over the runs that

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # Checks a 'srvscope model' JSON against what /proc says of the server (the t71-model-*
 # scripts): expect_model.py JSON PID NAME KEY=VALUE... (Ditto's keys and pool sizes); NAME
-# (memcached, redis, nginx) adds the checks of that server's thread roles.
+# (memcached, redis, nginx) adds the checks of that server's thread roles; skeleton=1 the
+# checks of the server beside its skeleton (syscall_profile.cpu_beside_skeleton).
 import json, os, sys
 path, pid, name = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 want = dict(kv.split("=") for kv in sys.argv[4:])
@@ -65,4 +66,25 @@ elif name == "nginx":
     check("the workers are one cluster, the master another",
           len(wc) == 1 and threads[pid]["cluster"] not in wc)
     check("multi_process", d["network_model"]["multi_process"] is True)
+if want.get("skeleton") == "1":
+    b = d["syscall_profile"].get("cpu_beside_skeleton")
+    print("# %s: beside its skeleton: %s" % (name, json.dumps(b)))
+    check("measured beside its skeleton", isinstance(b, dict))
+    if isinstance(b, dict):
+        sl = b["slice_ratios"]
+        last = runs[-1]
+        check("5 slices, the ratio their median (%s of %s)" % (b["ratio"], sl),
+              len(sl) == 5 and abs(sorted(sl)[2] - b["ratio"]) < 1e-9)
+        check("the ratio is the original's CPU per request over the skeleton's (%.1f / %.1f)"
+              % (b["original_cpu_us_per_request"], b["skeleton_cpu_us_per_request"]),
+              b["skeleton_cpu_us_per_request"] > 0 and
+              abs(b["original_cpu_us_per_request"] / b["skeleton_cpu_us_per_request"] - b["ratio"]) < 1e-6)
+        # both do the same syscalls a request: neither takes four times the other's CPU
+        check("the ratio is between 0.25 and 4 (%.2f)" % b["ratio"], 0.25 < b["ratio"] < 4)
+        # the last run's load on both: its rate over 5 slices of a third of its duration
+        expect = last["rate"] * min(last.get("duration_s", 2), 3) * 5 / 3
+        check("the load at the last run's rate and connections on both (%d and %d requests of %d)"
+              % (b["requests"], b["skeleton_requests"], expect),
+              b["conns"] == last["conns"] and b["rate"] == last["rate"] and
+              b["requests"] > 0.8 * expect and b["skeleton_requests"] > 0.8 * expect)
 sys.exit(1 if fails else 0)

@@ -26,8 +26,8 @@ check "memcached with the defaults in at most 30 s end to end ($secs s)" \
 	python3 -c "import sys; sys.exit(0 if $secs <= 30 else 1)"
 check_model "$TMP/mc.json" "$MEMCACHED_PID" memcached accept_dispatch=false \
 	network_dispatch=true network_epoll=true nonblocking=true accept_thread_pool_size=1 \
-	network_thread_pool_size=4
-ok $? "memcached: Ditto's verdicts, the mc-workers one network cluster, main the acceptor"
+	network_thread_pool_size=4 skeleton=1
+ok $? "memcached: Ditto's verdicts, the mc-workers one network cluster, main the acceptor, measured beside its skeleton"
 # Its network threads' time outside syscalls (switch and syscall records, docs/model.md):
 # every run gives it, above nothing and below all of their CPU time, as the whole does.
 check "memcached: time outside syscalls per request in each run, below its CPU per request" \
@@ -48,7 +48,7 @@ PY
 # syscall's exit is detached (fd syscalls are written by one on their own exits): record
 # --cost's table (SRVSCOPE_MODEL_RECORD's cost) shows it ran for a fraction of the syscalls.
 SRVSCOPE_MODEL_RECORD=budget=2000,cost "$SRVSCOPE" model -p "$MEMCACHED_PID" --conns 8 --rate 0 \
-	--duration 2 --client "memcached://127.0.0.1:$MEMCACHED_PORT" -o "$TMP/mcs.json" \
+	--duration 2 --no-skeleton --client "memcached://127.0.0.1:$MEMCACHED_PORT" -o "$TMP/mcs.json" \
 	>"$TMP/mcs.out" 2>"$TMP/mcs.err"
 ok $? "model memcached flat out, syscalls sampled"
 sed 's/^/#   /' "$TMP/mcs.out" "$TMP/mcs.err"

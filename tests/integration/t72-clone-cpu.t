@@ -28,6 +28,18 @@ for c in m["clusters"]:
     if c["name"] == "mc-lrumaint":
         c.update(threads=[1, 2], size_per_run=[2], period_ms=1, work={"on_cpu_us": 1, "syscalls": []})
 write("line60bg", 60, 20)
+# the server beside its skeleton at 2.5 times its CPU per request, no background thread
+# (their excess would come off the network threads' aim)
+m["syscall_profile"]["cpu_beside_skeleton"] = {"ratio": 2.5}
+r = m["network_model"]["roles"]
+r["idle"] = r["idle"] + r["background"]
+r["background"] = []
+for c in m["clusters"]:
+    if c["id"] in r["idle"]:
+        c["role"] = "idle"
+        c.pop("work", None)
+        c.pop("period_ms", None)
+json.dump(m, open("%s/ratio25.json" % sys.argv[2], "w"))
 PY
 
 # tree_ns [COMM]: the clone's whole tree's CPU time (schedstat, ns), or its threads named COMM
@@ -78,5 +90,53 @@ check "the difference follows the lines: 30 us, 20 to 40 ($c60 - $c30)" \
 # is mostly given back: the tree takes less than half of it more than without them
 check "the maintainers' excess comes off the network threads ($cbg - $c60 under half of $mbg - 1)" \
 	awk -v a="$cbg" -v b="$c60" -v m="$mbg" 'BEGIN {exit !(a != "" && b != "" && m > 4 && a - b < (m - 1) / 2)}'
+
+# workers_ns PID: the CPU time of PID's mc-worker threads (schedstat, ns)
+workers_ns() {
+	local s=0 t a
+	for t in /proc/"$1"/task/*; do
+		[ "$(cat "$t/comm")" = mc-worker ] || continue
+		read -r a _ <"$t/schedstat" && s=$((s + a))
+	done
+	echo $s
+}
+
+# A model with the server beside its skeleton at 2.5: the clone aims at 2.5 times its own
+# CPU per request less its spin. Beside its skeleton (the same model spinning nothing,
+# --cpu-us 0), both loaded at once (2000 requests/s, 8 connections, 3 s after a second to
+# settle), its workers take 1.9 to 3.1 times the skeleton's CPU per request.
+start_clone "$TMP/ratio25.json" || { ok 1 "the clone at 2.5 starts"; done_testing; }
+like "$(cat "$TMP/clone.err")" "CPU per request aimed at 2.50 times its own without its spin" \
+	"the clone says the ratio it aims at"
+rpid=$CLONE_PID rport=$CLONE_PORT
+TMPDIR="$TMP/scratch" "$SRVSCOPE" clone "$TMP/ratio25.json" --cpu-us 0 --port 0 2>"$TMP/skel.err" &
+spid=$!
+_pids="$_pids $spid"
+for i in $(seq 200); do
+	sport=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/skel.err")
+	[ -n "$sport" ] && break
+	sleep 0.05
+done
+timeout 20 "$SRVSCOPE" load "memcached://127.0.0.1:$sport" -c 8 -r 2000 -d 1 >/dev/null 2>&1 &
+lpid=$!
+timeout 20 "$SRVSCOPE" load "memcached://127.0.0.1:$rport" -c 8 -r 2000 -d 1 >/dev/null 2>&1
+wait $lpid
+r0=$(workers_ns $rpid) s0=$(workers_ns $spid)
+timeout 20 "$SRVSCOPE" load "memcached://127.0.0.1:$sport" -c 8 -r 2000 -d 3 >"$TMP/skel.load" 2>&1 &
+lpid=$!
+out=$(timeout 20 "$SRVSCOPE" load "memcached://127.0.0.1:$rport" -c 8 -r 2000 -d 3 2>&1)
+wait $lpid
+r1=$(workers_ns $rpid) s1=$(workers_ns $spid)
+nr=$(echo "$out" | sed -n 's/^\([0-9]*\) req in.*/\1/p')
+ns=$(sed -n 's/^\([0-9]*\) req in.*/\1/p' "$TMP/skel.load")
+kill -TERM $spid
+wait $spid
+stop_clone TERM "ratio25"
+read -r cr cs < <(awk -v r=$((r1 - r0)) -v s=$((s1 - s0)) -v a="${nr:-0}" -v b="${ns:-0}" \
+	'BEGIN {if (a > 0 && b > 0) printf "%.1f %.1f", r / 1e3 / a, s / 1e3 / b}')
+diag "workers' CPU per request: $cr us at 2.5 times, $cs us the skeleton beside it ($nr and $ns requests)"
+check "at 2.5 times its own, 1.9 to 3.1 times the skeleton's ($cr / $cs)" \
+	awk -v a="$cr" -v b="$cs" 'BEGIN {exit !(a != "" && b > 0 && a / b >= 1.9 && a / b <= 3.1)}'
+
 
 done_testing

@@ -39,6 +39,10 @@ bad unknown-cluster 'm["network_model"]["roles"]["network"] = [42]' 'names clust
 bad string-size 'm["request"]["request_bytes"]["p50"] = "ten"' 'request_bytes.p50 is not a number'
 bad cpu-wakeups-negative 'm["syscall_profile"]["cpu_unrecorded"] = [{"cpu_us_per_request": 20, "wakeups_per_request": 1}, {"cpu_us_per_request": 7, "wakeups_per_request": -1}]' 'cpu_unrecorded\[1\].wakeups_per_request is -1'
 bad cpu-not-array 'm["syscall_profile"]["cpu_unrecorded"] = 5' 'cpu_unrecorded is not an array'
+bad ratio-0 'm["syscall_profile"]["cpu_beside_skeleton"] = {"ratio": 0}' 'cpu_beside_skeleton.ratio is 0'
+bad ratio-1e9 'm["syscall_profile"]["cpu_beside_skeleton"] = {"ratio": 1e9}' 'cpu_beside_skeleton.ratio is 1000000000: a number from 0.01 to 100'
+bad ratio-missing 'm["syscall_profile"]["cpu_beside_skeleton"] = {"slice_ratios": [1]}' 'cpu_beside_skeleton.ratio is missing'
+bad beside-not-object 'm["syscall_profile"]["cpu_beside_skeleton"] = [1.2]' 'cpu_beside_skeleton is not an object'
 
 printf '{"schema": "srvscope-model", "version": 1, ' >"$TMP/cut.json"
 out=$("$SRVSCOPE" clone "$TMP/cut.json" 2>&1); rc=$?
