@@ -195,11 +195,14 @@ struct clone_model {
 	 * runs without the recorder at its rate and at peak (cpu_line false: not known) */
 	bool cpu_line;
 	double cpu_w_us, cpu_k_us;
+	double cpu_x_rate, cpu_x_peak; /* the line's two points' wake-ups per request */
 	/* The original's CPU per request over its skeleton's (this clone spinning nothing),
 	 * both loaded at once when the model was made (syscall_profile.cpu_beside_skeleton;
 	 * 0: not measured). With it the clone aims at that multiple of its own CPU per request
 	 * less its spin, whatever the machine does (a machine slower by a third slows the
-	 * original and the skeleton alike), instead of at the model's microseconds. */
+	 * original and the skeleton alike), instead of at the model's microseconds; at the
+	 * wake-ups per request of the model's fixed rate, that is, blended into the line
+	 * towards its peak (server.c, request_work). */
 	double cpu_ratio;
 	unsigned nsteps;
 	struct clone_step steps[CLONE_MAX_STEPS];

@@ -1063,6 +1063,8 @@ static int parse_cpu_line(struct ctx *c, const json_t *sp, struct clone_model *m
 		m->cpu_w_us = 0;
 		m->cpu_k_us = cpu[wk[1] < wk[0]] / wk[wk[1] < wk[0]];
 	}
+	m->cpu_x_rate = wk[0];
+	m->cpu_x_peak = wk[1];
 	m->cpu_line = true;
 	return 0;
 }
