@@ -70,7 +70,7 @@ static const char usage_text[] =
 	"(the runs done before it are kept and described), 2 for a usage error.\n";
 
 #define MAX_RUNS 64
-#define BESIDE_SLICES 5 /* the original beside its skeleton: counted slices */
+#define BESIDE_SLICES 7 /* the original beside its skeleton: counted slices */
 
 struct run_spec {
 	unsigned conns;

@@ -102,7 +102,7 @@ new_netns() {
 
 # model NAME PID URL [OPTIONS...]: srvscope model of PID under the built-in client at URL
 # into $TMP/NAME.json (90 s at most), one check; its output as comments, its errors too when
-# it wrote no model. Returns its exit status. Not beside its skeleton (--no-skeleton: 4 s a
+# it wrote no model. Returns its exit status. Not beside its skeleton (--no-skeleton: 6 s a
 # model; t71-model-servers and t71-model-nginx measure it) unless SKELETON=1.
 model() {
 	local name=$1 pid=$2 url=$3 rc
