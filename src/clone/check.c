@@ -18,6 +18,7 @@
 #include "clone/child.h"
 #include "clone/clone.h"
 #include "load/load.h"
+#include "model/model.h"
 #include "proc/task.h"
 #include "util/escape.h"
 #include "util/jsonfile.h"
@@ -208,7 +209,7 @@ static json_t *model_clone(pid_t pid, const char *url, const json_t *runs, unsig
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		char *by_run[] = {"--conns", a_conns, "--rate", a_rate, "--duration", a_secs, NULL},
 		     *by_cfg[] = {"--config", cfg, "--reconnect", a_rec, NULL};
-		char *argv[16] = {"srvscope", "model", "-p", a_pid, "--client", (char *)url};
+		char *argv[20] = {"srvscope", "model", "-p", a_pid, "--client", (char *)url};
 		char **load = by_runs ? by_cfg : by_run;
 		int k = 6;
 
@@ -216,6 +217,7 @@ static json_t *model_clone(pid_t pid, const char *url, const json_t *runs, unsig
 			by_cfg[2] = NULL; /* the model's default reconnect period */
 		while (*load)
 			argv[k++] = *load++;
+		argv[k++] = "--no-skeleton"; /* the clone's ratio is measured here (beside_row) */
 		argv[k++] = "-o";
 		argv[k++] = out;
 		argv[k] = NULL;
@@ -490,6 +492,44 @@ static int run_load(const struct load_target *t, unsigned conns, double rate, do
 	return err;
 }
 
+/* The clone beside its skeleton (clone__beside, as the model measured the original beside
+ * it), at the fixed rate in three slices of a third of secs: the clone's ratio, to set
+ * against the model's, which it aims at. Returns it, or -1 (said on stderr). */
+static double beside_ratio(const struct clone_model *m, const struct load_target *t,
+			   const struct clone_counts *counts, unsigned conns, double rate,
+			   double secs)
+{
+	struct load_spec spec = {.target = *t,
+				 .conns = conns,
+				 .rate = rate,
+				 .duration_s = secs / 3,
+				 .keepalive = true,
+				 .value_size = 100,
+				 .set_share = 0.1,
+				 .keys = 1000,
+				 .no_prefill = true,
+				 .poisson = true};
+	uint32_t tids[CLONE_COUNTS_TIDS];
+	struct model_beside b;
+	size_t n = __atomic_load_n(&counts->nr_net, __ATOMIC_ACQUIRE);
+	int err;
+
+	if (n > CLONE_COUNTS_TIDS)
+		n = CLONE_COUNTS_TIDS;
+	memcpy(tids, counts->net_tids, n * sizeof(*tids));
+	fprintf(stderr,
+		"srvscope: clone --check: beside its skeleton (spinning nothing), both at %g "
+		"req/s for %g s\n",
+		rate, secs / 3 * 4);
+	err = clone__beside(m, &spec, tids, n, 3, NULL, &b);
+	if (err) {
+		warning("clone --check: the clone beside its skeleton not measured: %s",
+			err == -ESRCH ? "a network thread is gone" : strerror(-err));
+		return -1;
+	}
+	return b.ratio;
+}
+
 /* --load COMMAND: {port} replaced here, the load's placeholders by load__expand. */
 static int run_command(const char *cmd, int port, unsigned conns, double rate, double secs)
 {
@@ -534,7 +574,7 @@ int clone__check(const char *path, const struct clone_model *m, const struct clo
 	json_t *root, *runs, *last, *cm = NULL;
 	json_error_t je;
 	char url[512];
-	double rate, cpu0, cpu1, secs = co->duration_s;
+	double rate, cpu0, cpu1, secs = co->duration_s, ratio = -1;
 	unsigned conns;
 	pid_t pid = 0;
 	int port = 0, err;
@@ -595,6 +635,8 @@ int clone__check(const char *path, const struct clone_model *m, const struct clo
 	profile_clone(pid, &before, counts, cpu1 - cpu0, &prof);
 	if (!co->load && (err = run_load(&target, conns, 0, secs, &peak)))
 		goto out_stop;
+	if (!co->load && m->cpu_ratio > 0)
+		ratio = beside_ratio(m, &target, counts, conns, rate, secs);
 	if (!co->load)
 		cm = model_clone(pid, url, co->conns || co->rate > 0 ? NULL : runs, conns, rate,
 				 secs);
@@ -622,6 +664,8 @@ int clone__check(const char *path, const struct clone_model *m, const struct clo
 	}
 	row_num(stdout, "CPU per request us", m->on_cpu_us_per_request, prof.cpu_us_per_request,
 		"%.1f");
+	if (m->cpu_ratio > 0) /* what the clone aims at: the original's over its skeleton's */
+		row_num(stdout, "CPU over the skeleton's", m->cpu_ratio, ratio, "%.2f");
 	row_num(stdout, "errors", num_at(last, "errors"), co->load ? -1 : (double)fixed.errors,
 		"%.0f");
 	if (!co->load) {

@@ -140,4 +140,13 @@ check "at 2 times its own, 1.4 to 2.6 times the skeleton's ($cr / $cs)" \
 	awk -v a="$cr" -v b="$cs" 'BEGIN {exit !(a != "" && b > 0 && a / b >= 1.4 && a / b <= 2.6)}'
 
 
+# --check measures the clone beside its skeleton too, and prints its ratio beside the
+# model's (the clone's started anew: its aim, the same)
+out=$(TMPDIR="$TMP/scratch" timeout 120 "$SRVSCOPE" clone "$TMP/ratio2.json" --check -r 2000 -c 8 -d 3 2>"$TMP/check.err")
+row=$(printf '%s\n' "$out" | grep "CPU over the skeleton's")
+diag "--check: $row"
+read -r cm cc < <(printf '%s\n' "$row" | awk '{print $(NF - 2), $(NF - 1)}')
+check "--check prints the model's ratio, 2.00, and the clone's beside its skeleton, 1.4 to 2.6 ($row)" \
+	awk -v m="$cm" -v c="$cc" 'BEGIN {exit !(m == "2.00" && c >= 1.4 && c <= 2.6)}'
+
 done_testing
