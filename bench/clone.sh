@@ -10,7 +10,9 @@
 # The clones are of tests/fixtures/models/*.json (written from these servers), or of
 # models made here by `srvscope model` when srvscope has it (MODEL=fixture forces the
 # former). Prints the table and the clone/original ratios (goal: 0.85 to 1.15), and "drift":
-# the original's CPU per request in the rounds over its model's, which the clone aims at.
+# the original's CPU per request in the rounds over its model's microseconds (how far the
+# machine moved since; a clone of a model measured beside its skeleton aims at the ratio
+# instead, which VERBOSE=1 prints, and follows the machine).
 #   ROUNDS=3 SECS=3 [TURNS=1] [CONNS=N] [RATE=R] [RATES="R1 R2 ..."] [SERVERS="memcached redis nginx"] [VERBOSE=1] bench/clone.sh
 # (the load: the model's last run's connections and rate, the load its CPU per request was
 # measured under without the recorder, unless CONNS and RATE say otherwise)
