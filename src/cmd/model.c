@@ -367,7 +367,7 @@ static void beside_skeleton(struct model *m, const struct load_target *target)
 		spec.poisson = true;
 		fprintf(stderr,
 			"srvscope: model: beside its skeleton (its clone spinning nothing), both "
-			"loaded at once: %u connection(s), the last run's rate, %g s\n",
+			"loaded at once: %u connection(s), the last run's rate, %.1f s\n",
 			spec.conns, spec.duration_s * (BESIDE_SLICES + 1));
 		err = clone__beside(cm, &spec, tids, n, BESIDE_SLICES, record__signalled,
 				    &m->beside);
