@@ -335,7 +335,7 @@ struct model_cpu_run {
  * spinning nothing and the original, loaded at once by the last run's load at its rate,
  * in slices after one not counted; their network threads' CPU per request (schedstat)
  * over the requests each load completed. ratio 0: not measured. */
-#define MODEL_BESIDE_SLICES 8
+#define MODEL_BESIDE_SLICES 16 /* 7 in the model, twice that when they spread wide */
 struct model_beside {
 	unsigned conns, nr_slices;
 	double rate;
