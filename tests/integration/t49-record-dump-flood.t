@@ -42,6 +42,9 @@ read -r with all <<<"$(awk '/^(ping|pong);/ { n += $NF; if ($0 ~ /;start_thread;
 	END { print w + 0, n + 0 }' "$TMP/off.folded")"
 diag "ping and pong: $with of $all us off-CPU with their user stacks"
 check "they were recorded blocked ($all us)" [ "$all" -gt 100000 ]
-check "99 % of their time off-CPU has its user stack ($with of $all us)" \
-	[ "$((with * 100))" -ge "$((all * 99))" ]
+# How many go without depends on how far the recorder falls behind, which the machine's
+# other work decides: 99.25 to 99.92 % of the time with its user stack on an idle 2-CPU
+# machine, 98.84 % in a fresh-machine run, 98.37 and 98.76 % beside another test suite.
+check "97 % of their time off-CPU has its user stack ($with of $all us)" \
+	[ "$((with * 100))" -ge "$((all * 97))" ]
 done_testing
