@@ -122,10 +122,7 @@ static int measure(const struct clone_counts *counts, const uint32_t *tids, size
 			err = -EINTR;
 			goto out;
 		}
-		ns = __atomic_load_n(&counts->nr_net, __ATOMIC_ACQUIRE);
-		if (ns > CLONE_COUNTS_TIDS)
-			ns = CLONE_COUNTS_TIDS;
-		memcpy(stids, counts->net_tids, ns * sizeof(*stids));
+		ns = clone_child__net_tids(counts, stids);
 		sched_all(tids, n, o0);
 		sched_all(stids, ns, s0);
 		if ((err = both(orig, skel)))

@@ -468,10 +468,11 @@ static void print_syscalls(FILE *f, const json_t *root, const json_t *cm, const 
 			row_num(f, clone_sys__name(k), 0, p->per_request[k], "%.2f");
 }
 
-static int run_load(const struct load_target *t, unsigned conns, double rate, double secs,
-		    struct load_result *res)
+/* The built-in load --check drives the clone with. */
+static struct load_spec check_spec(const struct load_target *t, unsigned conns, double rate,
+				   double secs)
 {
-	struct load_spec spec = {
+	return (struct load_spec){
 		.target = *t,
 		.conns = conns,
 		.rate = rate,
@@ -482,6 +483,12 @@ static int run_load(const struct load_target *t, unsigned conns, double rate, do
 		.keys = 1000,
 		/* the clone stores nothing: its gets answer at the modelled sizes */
 		.no_prefill = true};
+}
+
+static int run_load(const struct load_target *t, unsigned conns, double rate, double secs,
+		    struct load_result *res)
+{
+	struct load_spec spec = check_spec(t, conns, rate, secs);
 	int err;
 
 	memset(res, 0, sizeof(*res));
@@ -499,24 +506,13 @@ static double beside_ratio(const struct clone_model *m, const struct load_target
 			   const struct clone_counts *counts, unsigned conns, double rate,
 			   double secs)
 {
-	struct load_spec spec = {.target = *t,
-				 .conns = conns,
-				 .rate = rate,
-				 .duration_s = secs / 3,
-				 .keepalive = true,
-				 .value_size = 100,
-				 .set_share = 0.1,
-				 .keys = 1000,
-				 .no_prefill = true,
-				 .poisson = true};
+	struct load_spec spec = check_spec(t, conns, rate, secs / 3);
 	uint32_t tids[CLONE_COUNTS_TIDS];
 	struct model_beside b;
-	size_t n = __atomic_load_n(&counts->nr_net, __ATOMIC_ACQUIRE);
+	size_t n = clone_child__net_tids(counts, tids);
 	int err;
 
-	if (n > CLONE_COUNTS_TIDS)
-		n = CLONE_COUNTS_TIDS;
-	memcpy(tids, counts->net_tids, n * sizeof(*tids));
+	spec.poisson = true; /* as the model's (model.c, beside_skeleton) */
 	fprintf(stderr,
 		"srvscope: clone --check: beside its skeleton (spinning nothing), both at %g "
 		"req/s for %g s\n",

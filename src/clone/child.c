@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -56,4 +57,14 @@ int clone_child__stop(pid_t pid)
 	if (waitpid(pid, &status, 0) == pid && !(WIFEXITED(status) && !WEXITSTATUS(status)))
 		return -EIO;
 	return 0;
+}
+
+size_t clone_child__net_tids(const struct clone_counts *counts, uint32_t *tids)
+{
+	size_t n = __atomic_load_n(&counts->nr_net, __ATOMIC_ACQUIRE);
+
+	if (n > CLONE_COUNTS_TIDS)
+		n = CLONE_COUNTS_TIDS;
+	memcpy(tids, counts->net_tids, n * sizeof(*tids));
+	return n;
 }

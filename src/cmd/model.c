@@ -251,6 +251,17 @@ static void other_threads(struct model_run *last, int when, uint64_t *ns, uint64
 	}
 }
 
+/* The network threads of a run, into tids (nr_thr of them at most). Returns how many. */
+static size_t network_tids(const struct model_run *run, uint32_t *tids)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < run->nr_thr; i++)
+		if (run->thr[i].network)
+			tids[n++] = run->thr[i].tid;
+	return n;
+}
+
 static void cpu_unrecorded(struct model *m, pid_t pid, const struct load_target *target)
 {
 	struct model_run *last = &m->runs[m->nr_runs - 1];
@@ -259,15 +270,14 @@ static void cpu_unrecorded(struct model *m, pid_t pid, const struct load_target 
 	uint64_t *ns = xcalloc(last->nr_thr + 1, sizeof(*ns));
 	uint64_t *wakes = xcalloc(last->nr_thr + 1, sizeof(*wakes));
 	static const unsigned slices[2] = {5, 3}; /* at the fixed rate, at peak */
-	size_t i, n = 0;
+	size_t i, n;
 	int err = 0, k;
 
+	n = network_tids(last, tids);
 	for (i = 0; i < last->nr_thr; i++)
-		if (last->thr[i].network)
-			tids[n++] = last->thr[i].tid;
-		else if (last->thr[i].period_ns &&
-			 (!m->wake_floor_period_ms ||
-			  last->thr[i].period_ns / 1e6 < m->wake_floor_period_ms))
+		if (!last->thr[i].network && last->thr[i].period_ns &&
+		    (!m->wake_floor_period_ms ||
+		     last->thr[i].period_ns / 1e6 < m->wake_floor_period_ms))
 			m->wake_floor_period_ms = last->thr[i].period_ns / 1e6;
 	for (k = 0; k < 2 && !err && !record__signalled(); k++) {
 		struct wake_floor *floor = NULL;
@@ -342,13 +352,10 @@ static void beside_skeleton(struct model *m, const struct load_target *target)
 	uint32_t *tids = xcalloc(last->nr_thr + 1, sizeof(*tids));
 	struct load_spec spec;
 	char *text = NULL, why[256];
-	size_t len = 0, i, n = 0;
+	size_t len = 0, i, n = network_tids(last, tids);
 	FILE *f = open_memstream(&text, &len);
 	int err;
 
-	for (i = 0; i < last->nr_thr; i++)
-		if (last->thr[i].network)
-			tids[n++] = last->thr[i].tid;
 	err = f ? model__write_json(m, f) : -errno;
 	if (f && fclose(f) && !err)
 		err = -errno;
@@ -378,8 +385,9 @@ static void beside_skeleton(struct model *m, const struct load_target *target)
 	}
 	if (err) {
 		memset(&m->beside, 0, sizeof(m->beside));
-		warning("the original beside its skeleton not measured (%s): a clone aims at the "
-			"model's CPU per request",
+		warning("could not run the server beside its skeleton (%s): the model is written "
+			"without cpu_beside_skeleton, and its clone aims at the microseconds "
+			"measured here (--no-skeleton skips this step)",
 			why);
 	} else {
 		fprintf(stderr,
