@@ -29,8 +29,14 @@ for c in m["clusters"]:
         c.update(threads=[1, 2], size_per_run=[2], period_ms=1, work={"on_cpu_us": 1, "syscalls": []})
 write("line60bg", 60, 20)
 # the server beside its skeleton at 2 times its CPU per request, no background thread
-# (their excess would come off the network threads' aim)
+# (their excess would come off the network threads' aim). Its line's wake-ups per request
+# (0.5 at the fixed rate, 0.1 at peak) are below the clone's under the test's load (about
+# one a request), so the clone aims at the ratio alone: where they overlap, a dip in its
+# wake-ups blends the aim towards the line (at 60 us a wake-up, one run read 2.9 times).
+# A clone that took the line instead would aim at 110 us a request, 5 times the skeleton's.
 m["syscall_profile"]["cpu_beside_skeleton"] = {"ratio": 2}
+for run, x in zip(m["syscall_profile"]["cpu_unrecorded"], (0.5, 0.1)):
+    run["wakeups_per_request"] = x
 r = m["network_model"]["roles"]
 r["idle"] = r["idle"] + r["background"]
 r["background"] = []
@@ -103,9 +109,11 @@ workers_ns() {
 
 # A model with the server beside its skeleton at 2: the clone aims at twice its own CPU per
 # request less its spin. Beside its skeleton (the same model spinning nothing, --cpu-us 0),
-# both loaded at once (2000 requests/s, 8 connections, 3 s after a second to settle), its
-# workers take 1.4 to 2.6 times the skeleton's CPU per request (at 2.5: 2.11 to 3.12 times
-# in six runs; its own structure moves under the spin, and the aim multiplies that).
+# both loaded at once (2000 requests/s, 8 connections, five slices of a second after one to
+# settle), its workers take 1.4 to 3.3 times the skeleton's CPU per request in the median
+# slice: 2.25 to 2.9 in four runs, slices 1.6 to 3.35 (its own structure moves under the
+# spin and beside it, and the aim multiplies that; --check's own figure, below, read 2.08
+# to 2.14 in the same runs). A clone that took no ratio would be near 1, one on the line 5.
 start_clone "$TMP/ratio2.json" || { ok 1 "the clone at 2 starts"; done_testing; }
 like "$(cat "$TMP/clone.err")" "CPU per request aimed at 2.00 times its own without its spin" \
 	"the clone says the ratio it aims at"
@@ -118,26 +126,32 @@ for i in $(seq 200); do
 	[ -n "$sport" ] && break
 	sleep 0.05
 done
-timeout 20 "$SRVSCOPE" load "memcached://127.0.0.1:$sport" -c 8 -r 2000 -d 1 >/dev/null 2>&1 &
-lpid=$!
-timeout 20 "$SRVSCOPE" load "memcached://127.0.0.1:$rport" -c 8 -r 2000 -d 1 >/dev/null 2>&1
-wait $lpid
-r0=$(workers_ns $rpid) s0=$(workers_ns $spid)
-timeout 20 "$SRVSCOPE" load "memcached://127.0.0.1:$sport" -c 8 -r 2000 -d 3 >"$TMP/skel.load" 2>&1 &
-lpid=$!
-out=$(timeout 20 "$SRVSCOPE" load "memcached://127.0.0.1:$rport" -c 8 -r 2000 -d 3 2>&1)
-wait $lpid
-r1=$(workers_ns $rpid) s1=$(workers_ns $spid)
-nr=$(echo "$out" | sed -n 's/^\([0-9]*\) req in.*/\1/p')
-ns=$(sed -n 's/^\([0-9]*\) req in.*/\1/p' "$TMP/skel.load")
+# slice SECONDS: both loaded at once; prints the clone's workers' CPU per request over the
+# skeleton's, or nothing
+slice() {
+	local r0 s0 r1 s1 out nr ns lpid
+	r0=$(workers_ns $rpid) s0=$(workers_ns $spid)
+	timeout 20 "$SRVSCOPE" load "memcached://127.0.0.1:$sport" -c 8 -r 2000 -d "$1" >"$TMP/skel.load" 2>&1 &
+	lpid=$!
+	out=$(timeout 20 "$SRVSCOPE" load "memcached://127.0.0.1:$rport" -c 8 -r 2000 -d "$1" 2>&1)
+	wait $lpid
+	r1=$(workers_ns $rpid) s1=$(workers_ns $spid)
+	nr=$(echo "$out" | sed -n 's/^\([0-9]*\) req in.*/\1/p')
+	ns=$(sed -n 's/^\([0-9]*\) req in.*/\1/p' "$TMP/skel.load")
+	awk -v r=$((r1 - r0)) -v s=$((s1 - s0)) -v a="${nr:-0}" -v b="${ns:-0}" \
+		'BEGIN {if (a > 0 && b > 0 && s > 0) printf "%.3f %.1f %.1f\n", (r / a) / (s / b), r / 1e3 / a, s / 1e3 / b}'
+}
+slice 1 >/dev/null # to settle
+# five slices of a second, their median: a single slice of 3 s read 1.67 to 2.72 in three
+# runs one after the other (the machine's moments fall on one side or the other)
+slices=$(for i in 1 2 3 4 5; do slice 1; done)
 kill -TERM $spid
 wait $spid
 stop_clone TERM "ratio2"
-read -r cr cs < <(awk -v r=$((r1 - r0)) -v s=$((s1 - s0)) -v a="${nr:-0}" -v b="${ns:-0}" \
-	'BEGIN {if (a > 0 && b > 0) printf "%.1f %.1f", r / 1e3 / a, s / 1e3 / b}')
-diag "workers' CPU per request: $cr us at 2 times, $cs us the skeleton beside it ($nr and $ns requests)"
-check "at 2 times its own, 1.4 to 2.6 times the skeleton's ($cr / $cs)" \
-	awk -v a="$cr" -v b="$cs" 'BEGIN {exit !(a != "" && b > 0 && a / b >= 1.4 && a / b <= 2.6)}'
+read -r ratio cr cs < <(printf '%s\n' "$slices" | sort -n | sed -n 3p)
+diag "slices (ratio, workers' CPU per request at 2 times, the skeleton's):" $slices
+check "at 2 times its own, 1.4 to 3.3 times the skeleton's (median slice: $cr / $cs us, $ratio)" \
+	awk -v a="$ratio" 'BEGIN {exit !(a != "" && a >= 1.4 && a <= 3.3)}'
 
 
 # --check measures the clone beside its skeleton too, and prints its ratio beside the
