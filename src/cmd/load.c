@@ -133,6 +133,7 @@ int cmd_load(int argc, char **argv)
 	struct sigaction sa = {.sa_handler = on_signal};
 	const char *command = NULL, *format = "text";
 	char expanded[8192];
+	bool stopped;
 	double d;
 	long l;
 	int c, ret;
@@ -223,9 +224,12 @@ int cmd_load(int argc, char **argv)
 		if (ret)
 			return usage_error("load", "--load: the expanded command is too long");
 		notice("load: running %s", expanded);
-		ret = load__run_command(expanded, s.duration_s, 1);
+		ret = load__run_command(expanded, s.duration_s, 1, &stopped);
 		if (ret < 0)
 			return error("cannot run the load command: %s", strerror(-ret)), 1;
+		if (stopped)
+			notice("load: the command was still running 1 s after its %g s: stopped",
+			       s.duration_s);
 		if (!strcmp(format, "json"))
 			print_json(&s, NULL, ret, expanded);
 		else

@@ -111,7 +111,7 @@ static bool wait_end(pid_t pid, uint64_t until_ns)
 	return ended;
 }
 
-int load__run_command(const char *cmd, double duration_s, double grace_s)
+int load__run_command(const char *cmd, double duration_s, double grace_s, bool *stopped)
 {
 	uint64_t until = now_ns() + (uint64_t)((duration_s + grace_s) * 1e9);
 	int status;
@@ -134,7 +134,11 @@ int load__run_command(const char *cmd, double duration_s, double grace_s)
 		_exit(127);
 	}
 	setpgid(pid, pid); /* also here: the group exists before it is signalled */
+	if (stopped)
+		*stopped = false;
 	if (!wait_end(pid, until)) {
+		if (stopped)
+			*stopped = true;
 		kill(-pid, SIGTERM);
 		if (!wait_end(pid, now_ns() + 500000000ull))
 			kill(-pid, SIGKILL);

@@ -53,6 +53,7 @@ struct load_result {
 			     * connection stayed busy (or none could connect) */
 	uint64_t prefilled; /* keys stored before the run (not in sent or completed) */
 	double mean_us;
+	bool command_stopped; /* --load: the command outlived the run's bound and was stopped */
 };
 
 /* Parses "memcached://HOST:PORT", "redis://HOST:PORT" or "http://HOST:PORT/PATH" into t.
@@ -70,8 +71,10 @@ int load__expand(const char *cmd, const struct load_spec *spec, char *out, size_
 
 /* Runs an expanded load command with /bin/sh -c, in its own process group, for at most
  * duration_s + grace_s seconds (then SIGTERM, SIGKILL to the group). Returns its exit
- * status (0-255), 128+signal, or -errno when it could not start. */
-int load__run_command(const char *cmd, double duration_s, double grace_s);
+ * status (0-255), 128+signal, or -errno when it could not start; *stopped (may be NULL)
+ * says whether it was still running at that bound and stopped by this (its status is
+ * then what the signal left, not a failure of its own). */
+int load__run_command(const char *cmd, double duration_s, double grace_s, bool *stopped);
 
 /* Prints one line: "N req in S s, R req/s, p50 … p99 … max … us, E errors". */
 void load__print_result(const struct load_result *res, FILE *f);

@@ -54,12 +54,14 @@ static void *drive(void *arg)
 	if (co->fds)
 		model_fds__snapshot(co->pid, co->fds);
 	if (co->command) {
-		int st = load__run_command(co->command, co->spec.duration_s, 5.0);
+		bool stopped;
+		int st = load__run_command(co->command, co->spec.duration_s, 5.0, &stopped);
 
 		d->res.elapsed_s = co->spec.duration_s;
+		d->res.command_stopped = stopped;
 		if (st < 0)
 			d->err = st;
-		else if (st)
+		else if (st && !stopped)
 			d->err = st; /* a command's failure: its status */
 	} else {
 		d->err = load__run(&co->spec, &d->res, &d->stop_load);

@@ -247,10 +247,11 @@ is "$(cat "$TMP/cmd.out")" "3 100 2 200" "its placeholders are expanded"
 "$SRVSCOPE" load --load "exit 3" -d 1 >/dev/null 2>&1
 is $? 3 "its exit status is srvscope's"
 t0=$(date +%s%N)
-"$SRVSCOPE" load --load "sleep 30" -d 0.5 >/dev/null 2>&1
+"$SRVSCOPE" load --load "sleep 30" -d 0.5 >/dev/null 2>"$TMP/err"
 rc=$?
 t1=$(date +%s%N)
 is "$rc" 143 "a command past its bound is stopped (SIGTERM)"
+like "$(cat "$TMP/err")" "still running 1 s after its 0.5 s: stopped" "... and srvscope says it stopped it"
 check "... 1 s after the duration ($(((t1 - t0) / 1000000)) ms)" [ $(((t1 - t0) / 1000000)) -lt 2500 ]
 "$SRVSCOPE" load --load "echo {bogus}" 2>"$TMP/err"
 is $? 2 "an unknown placeholder: exit status 2"

@@ -82,6 +82,27 @@ print("# runs kept: %s" % [(r["conns"], r["requests"]) for r in runs])
 sys.exit(0 if len(runs) == 1 and runs[0]["requests"] > 100 else 1)' "$TMP/kept.json"
 ok $? "the run done before the failure is kept in the model"
 
+# A load command that outlives its run (it ignores {duration}): stopped 5 s after the run's
+# second, with a notice; the run is kept, since the server was loaded all along.
+printf '{"runs": [{"conns": 4, "duration_s": 1}]}' >"$TMP/one.json"
+t0=$(date +%s%N)
+"$SRVSCOPE" model -p "$MEMCACHED_PID" --config "$TMP/one.json" -o "$TMP/late.json" --no-skeleton \
+	--load "memcslap --servers=127.0.0.1:$MEMCACHED_PORT --concurrency=4 --execute-number=500 >/dev/null 2>&1; exec sleep 60" \
+	>"$TMP/out" 2>"$TMP/err"
+st=$?
+t1=$(date +%s%N)
+sed 's/^/#   /' "$TMP/err"
+is "$st" 0 "a load command that outlives its run: the model is written"
+like "$(cat "$TMP/err")" "still running 5 s after the run's 1 s: stopped, and the run kept" \
+	"... and says it stopped the command"
+check "... 5 s after the run, not 60 ($(((t1 - t0) / 1000000)) ms)" [ $(((t1 - t0) / 1000000)) -lt 30000 ]
+python3 -c '
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+print("# runs: %s" % [(r["conns"], r["requests"]) for r in runs])
+sys.exit(0 if len(runs) == 1 and runs[0]["requests"] > 100 else 1)' "$TMP/late.json"
+ok $? "... and its run is in the model"
+
 # The server exits mid-run.
 memcached -u root -l 127.0.0.1 -p "$(free_port)" -U 0 -t 1 >/dev/null 2>&1 &
 victim=$!
