@@ -78,20 +78,31 @@ static void command(void)
 	char cmd[256], path[] = "/tmp/test_load_cmd.XXXXXX", buf[32];
 	uint64_t t0;
 	pid_t bg;
+	bool stopped = true;
 	int fd, st;
 
-	is_int(load__run_command("exit 7", 5, 1), 7, "exit status");
-	is_int(load__run_command("kill -USR1 $$", 5, 1), 128 + SIGUSR1, "killed by a signal");
-	is_int(load__run_command("no-such-command-here 2>/dev/null", 5, 1), 127, "not found: 127");
+	is_int(load__run_command("exit 7", 5, 1, &stopped), 7, "exit status");
+	ok(!stopped, "one that exits by itself was not stopped");
+	stopped = true;
+	is_int(load__run_command("kill -USR1 $$", 5, 1, &stopped), 128 + SIGUSR1,
+	       "killed by a signal");
+	ok(!stopped, "one a signal of its own ended was not stopped");
+	stopped = true;
+	is_int(load__run_command("kill -TERM $$", 5, 1, &stopped), 128 + SIGTERM,
+	       "its own SIGTERM");
+	ok(!stopped, "... is not the bound's");
+	is_int(load__run_command("no-such-command-here 2>/dev/null", 5, 1, NULL), 127,
+	       "not found: 127");
 
 	fd = mkstemp(path);
 	close(fd);
 	snprintf(cmd, sizeof(cmd), "sleep 30 & echo $! > %s; sleep 30", path);
 	t0 = now_ns();
 	/* 1 s: on a loaded machine the shell may take a while to start its background job */
-	st = load__run_command(cmd, 1, 0.2);
+	st = load__run_command(cmd, 1, 0.2, &stopped);
 	ok((now_ns() - t0) / 1e9 < 3, "stopped at its bound (%.2f s)", (now_ns() - t0) / 1e9);
 	is_int(st, 128 + SIGTERM, "by SIGTERM");
+	ok(stopped, "... and says it stopped it");
 	bg = read_file(path, buf, sizeof(buf)) > 0 ? atoi(buf) : 0;
 	ok(bg > 0 && gone(bg), "what it started in the background is gone too");
 	if (bg > 0 && !gone(bg))
@@ -100,7 +111,7 @@ static void command(void)
 	/* a command that ignores SIGTERM (1 s: a loaded machine may not have run the shell
 	 * that long after the fork, and SIGTERM would come before its trap) */
 	t0 = now_ns();
-	st = load__run_command("trap '' TERM; while :; do sleep 0.05; done", 1, 0.1);
+	st = load__run_command("trap '' TERM; while :; do sleep 0.05; done", 1, 0.1, NULL);
 	ok((now_ns() - t0) / 1e9 < 4, "one that ignores SIGTERM is killed (%.2f s)",
 	   (now_ns() - t0) / 1e9);
 	is_int(st, 128 + SIGKILL, "by SIGKILL");
@@ -113,14 +124,14 @@ static void command(void)
 		sigemptyset(&term);
 		sigaddset(&term, SIGTERM);
 		sigprocmask(SIG_BLOCK, &term, &old);
-		is_int(load__run_command("sleep 30", 1, 0.1), 128 + SIGTERM,
+		is_int(load__run_command("sleep 30", 1, 0.1, NULL), 128 + SIGTERM,
 		       "the command gets SIGTERM though its caller blocks it");
 		sigprocmask(SIG_SETMASK, &old, NULL);
 	}
 	/* a caller that ignores SIGCHLD: the command is reaped by the kernel */
 	signal(SIGCHLD, SIG_IGN);
 	t0 = now_ns();
-	st = load__run_command("exit 0", 5, 1);
+	st = load__run_command("exit 0", 5, 1, NULL);
 	ok((now_ns() - t0) / 1e9 < 3, "SIGCHLD ignored: returns when the command ends (%.2f s, %d)",
 	   (now_ns() - t0) / 1e9, st);
 	signal(SIGCHLD, SIG_DFL);
