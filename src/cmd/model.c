@@ -708,10 +708,10 @@ int cmd_model(int argc, char **argv)
 		if (!load_cmd)
 			load__print_result(&res, stderr);
 		else if (res.command_stopped)
-			notice("run %zu: the load command was still running 5 s after the run's "
+			notice("run %zu: the load command was still running %g s after the run's "
 			       "%g s: stopped, and the run kept (a command given {duration} ends "
 			       "on time)",
-			       r + 1, co.spec.duration_s);
+			       r + 1, MODEL_COMMAND_GRACE_S, co.spec.duration_s);
 		t = trace__open_report(path);
 		if (!t) {
 			model_fds__free(&fds);

@@ -117,6 +117,8 @@ int load__run_command(const char *cmd, double duration_s, double grace_s, bool *
 	int status;
 	pid_t pid;
 
+	if (stopped)
+		*stopped = false;
 	pid = fork();
 	if (pid < 0)
 		return -errno;
@@ -134,8 +136,6 @@ int load__run_command(const char *cmd, double duration_s, double grace_s, bool *
 		_exit(127);
 	}
 	setpgid(pid, pid); /* also here: the group exists before it is signalled */
-	if (stopped)
-		*stopped = false;
 	if (!wait_end(pid, until)) {
 		if (stopped)
 			*stopped = true;

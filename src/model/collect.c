@@ -55,7 +55,8 @@ static void *drive(void *arg)
 		model_fds__snapshot(co->pid, co->fds);
 	if (co->command) {
 		bool stopped;
-		int st = load__run_command(co->command, co->spec.duration_s, 5.0, &stopped);
+		int st = load__run_command(co->command, co->spec.duration_s, MODEL_COMMAND_GRACE_S,
+					   &stopped);
 
 		d->res.elapsed_s = co->spec.duration_s;
 		d->res.command_stopped = stopped;

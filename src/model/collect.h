@@ -10,6 +10,9 @@
 
 struct ktext_copy;
 
+/* How long a load command may outlive its run before it is stopped (and the run kept). */
+#define MODEL_COMMAND_GRACE_S 5.0
+
 struct collect_opts {
 	pid_t pid;		/* the server: its whole process tree is recorded */
 	struct load_spec spec;	/* the load (duration_s also bounds a load command) */
